@@ -1,0 +1,56 @@
+# The two set-up commands are `make run` and `make test` (see README).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Root needs no sudo; anyone else gets it for the one apt-get call.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The scale path: PostgreSQL on this machine, when one answers.
+PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
+
+.PHONY: install run test lint typecheck pytest pytest-postgres chromium bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	mkdir -p var
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py demo
+	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Chromium is missing: installing Debian's package."; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install chromium
+	$(BIN)/pytest
+
+# Runs the database-dependent suites again on PostgreSQL when a server answers.
+pytest-postgres: install
+	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 2)" 2>/dev/null \
+		|| [ -n "$$DATABASE_URL" ]; then \
+		echo "PostgreSQL reachable: running the database suites on it."; \
+		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} $(BIN)/pytest tests/integration -p no:randomly; \
+	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
+
+test: lint typecheck pytest pytest-postgres
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""knowledgeweb: review AI answers that cite retrieved knowledge."""

@@ -1,0 +1,5 @@
+"""Thread, message, import, citation-report and export endpoints."""
+
+from ninja import Router
+
+router = Router(tags=["threads"])
