@@ -1,0 +1,48 @@
+"""The knowledge contract core (SPEC §3).
+
+What a source is, how its id is computed, how evidence is formatted under a
+budget, and how a reader decides that evidence is genuine. Pure Python and
+pydantic: this package must never import Django or httpx.
+"""
+
+from knowledgeweb.knowledge.accumulation import SourceAccumulator
+from knowledgeweb.knowledge.budget import enforce_output_budget
+from knowledgeweb.knowledge.citations import Citation, classify_href, contains_handle, find_citations
+from knowledgeweb.knowledge.delegation import forward_sources
+from knowledgeweb.knowledge.formatting import format_result
+from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
+from knowledgeweb.knowledge.reading import read_sources
+from knowledgeweb.knowledge.reserved import RESERVED_KEYS, strip_reserved_keys
+from knowledgeweb.knowledge.types import (
+    Evidence,
+    KnowledgeCapabilities,
+    KnowledgeSource,
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalProvider,
+    RetrievalResult,
+)
+
+__all__ = [
+    "RESERVED_KEYS",
+    "Citation",
+    "Evidence",
+    "KnowledgeCapabilities",
+    "KnowledgeSource",
+    "RagflowLocator",
+    "RetrievalHit",
+    "RetrievalProvider",
+    "RetrievalResult",
+    "SourceAccumulator",
+    "classify_href",
+    "contains_handle",
+    "enforce_output_budget",
+    "find_citations",
+    "format_result",
+    "forward_sources",
+    "native_handle",
+    "read_sources",
+    "shared_handle",
+    "source_id",
+    "strip_reserved_keys",
+]

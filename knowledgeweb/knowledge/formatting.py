@@ -1,0 +1,227 @@
+"""Turning a retrieval result into tool content and its evidence artifact (SPEC §3.5).
+
+Layout of the content a model reads::
+
+    Knowledge search results from lightrag (3 of 4 shown).
+
+    [1] [citation:guide.md](#knowledge-source-<id>) (dataset: Docs; page 3)
+    <excerpt, exactly as hashed>
+
+    [2] Unattributed text (no citable source)
+    <text>
+
+    [3] Graph relation (unattributed graph fact): Alice -> Acme
+    <description>
+    Evidence: [1]
+
+    [1 more result omitted to fit the output budget.]
+
+Decisions the SPEC leaves open, taken here:
+
+- Hits are shown as a *prefix* of the result: the first hit that does not fit
+  ends the listing. Relations only point at earlier positions, so a shown edge
+  never points at omitted evidence. At most 100 hits are shown.
+- ``max_total_chars`` bounds the whole content, header and omission notice
+  included. ``max_chars_per_hit`` bounds each excerpt; a shortened excerpt ends
+  with ``TRUNCATION_MARK`` and is hashed exactly as displayed.
+- Hits whose text is blank are dropped without being counted: they carry
+  nothing. Every other hit keeps its position in the result, which is the
+  number shown in brackets and the number relations use for their evidence.
+- Optional fields that break a bound (a non-http(s) URL, page 0, a blank
+  dataset name) are left out rather than invented or repaired; a title longer
+  than 1024 characters is cut to fit.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from knowledgeweb.knowledge.bounds import (
+    MAX_EXCERPT,
+    MAX_LOCATOR,
+    MAX_PAGES,
+    MAX_RECORDS,
+    MAX_TITLE,
+    PROVIDER_RE,
+    SHARED_VERSION,
+    TRUNCATION_MARK,
+    is_http_url,
+    is_page,
+    is_text,
+)
+from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
+from knowledgeweb.knowledge.types import RagflowLocator, RetrievalHit, RetrievalResult
+
+# Worst case of the omission notice, reserved up front so the total limit holds.
+_NOTICE_RESERVE = len("\n\n[999999 more results omitted to fit the output budget.]")
+
+
+def format_result(
+    result: RetrievalResult,
+    *,
+    max_chars_per_hit: int = 800,
+    max_total_chars: int = 8000,
+    native_nonce: str | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Return ``(content, artifact)`` for one retrieval.
+
+    A RAGFlow result whose every hit carries complete locators and names gives
+    the native snapshot (SPEC §3.2), its ids built from ``native_nonce`` (random
+    per call unless given, for tests); anything else gives the shared envelope.
+    """
+    if not PROVIDER_RE.fullmatch(result.provider):
+        raise ValueError(f"invalid provider name {result.provider!r}")
+    # Positions are the result's own (relations point at them), so blank hits keep their slot.
+    hits = [(position, hit) for position, hit in enumerate(result.hits, start=1) if hit.text.strip()]
+    native = _native_eligible(result.provider, [hit for _, hit in hits])
+    nonce = native_nonce or secrets.token_hex(16)
+    per_hit = max(1, min(max_chars_per_hit, MAX_EXCERPT))
+
+    blocks: list[str] = []
+    records: list[dict[str, Any]] = []
+    seen_ids: set[str] = set()
+    budget = max_total_chars - _NOTICE_RESERVE - len(_header(result, len(hits), len(hits)))
+    used = 0
+    for position, hit in hits[:MAX_RECORDS]:
+        block, record = _render_hit(hit, position, per_hit, result.provider, nonce if native else None)
+        cost = len(block) + 2
+        if used + cost > budget:
+            break
+        blocks.append(block)
+        used += cost
+        if record is not None and record["id"] not in seen_ids:
+            seen_ids.add(record["id"])
+            records.append(record)
+
+    omitted = len(hits) - len(blocks)
+    parts = [_header(result, len(blocks), len(hits)), *blocks]
+    if omitted:
+        noun = "result" if omitted == 1 else "results"
+        parts.append(f"[{omitted} more {noun} omitted to fit the output budget.]")
+    content = "\n\n".join(parts)
+    if native:
+        artifact: dict[str, Any] = {"knowledge_sources": {"version": 1, "sources": records}}
+    else:
+        artifact = {"knowledge_sources_version": SHARED_VERSION, "knowledge_sources": records}
+    return content, artifact
+
+
+def _header(result: RetrievalResult, shown: int, total: int) -> str:
+    label = (
+        "Knowledge search"
+        if result.tool == "knowledge_search"
+        else result.tool.replace("_", " ").capitalize()
+    )
+    if total == 0:
+        return f"{label} results from {result.provider}: nothing found."
+    return f"{label} results from {result.provider} ({shown} of {total} shown)."
+
+
+def _native_eligible(provider: str, hits: list[RetrievalHit]) -> bool:
+    if provider != "ragflow" or not hits:
+        return False
+    for hit in hits:
+        loc = hit.locator
+        if hit.kind != "document" or loc is None:
+            return False
+        if not all(is_text(value, MAX_LOCATOR) for value in (loc.dataset_id, loc.document_id, loc.chunk_id)):
+            return False
+        if not (is_text(hit.title, MAX_TITLE) and is_text(hit.dataset_name, MAX_TITLE)):
+            return False
+    return True
+
+
+def _excerpt(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    keep = max(1, limit - len(TRUNCATION_MARK))
+    return text[:keep].rstrip() + TRUNCATION_MARK, True
+
+
+def _clean_title(title: str | None) -> str | None:
+    if title is None or not title.strip():
+        return None
+    return title[:MAX_TITLE]
+
+
+def _render_hit(
+    hit: RetrievalHit, position: int, per_hit: int, provider: str, nonce: str | None
+) -> tuple[str, dict[str, Any] | None]:
+    excerpt, truncated = _excerpt(hit.text, per_hit)
+    if hit.kind == "entity":
+        kind = f" ({hit.entity_type})" if hit.entity_type else ""
+        head = f"[{position}] Graph entity{kind} (unattributed graph fact): {hit.title or hit.source_entity or ''}"
+        return f"{head.rstrip(': ')}\n{excerpt}", None
+    if hit.kind == "relation":
+        head = (
+            f"[{position}] Graph relation (unattributed graph fact): "
+            f"{hit.source_entity or '?'} -> {hit.target_entity or '?'}"
+        )
+        if hit.evidence:
+            evidence = "Evidence: " + ", ".join(f"[{p}]" for p in hit.evidence)
+        else:
+            evidence = "Evidence: none (no document evidence was retrieved for this relation)."
+        return f"{head}\n{excerpt}\n{evidence}", None
+    title = _clean_title(hit.title)
+    if title is None:
+        return f"[{position}] Unattributed text (no citable source)\n{excerpt}", None
+    if nonce is not None and hit.locator is not None and hit.dataset_name is not None:
+        return _render_native(hit.locator, hit.dataset_name, position, excerpt, truncated, nonce, title)
+    return _render_shared(hit, position, excerpt, provider, title)
+
+
+def _render_shared(
+    hit: RetrievalHit, position: int, excerpt: str, provider: str, title: str
+) -> tuple[str, dict[str, Any]]:
+    dataset_name = hit.dataset_name if is_text(hit.dataset_name, MAX_TITLE) else None
+    url = hit.url if is_http_url(hit.url) else None
+    page = hit.page if is_page(hit.page) else None
+    record_id = source_id(provider, title, excerpt, dataset_name, url, page)
+    record: dict[str, Any] = {"id": record_id, "provider": provider, "title": title, "excerpt": excerpt}
+    details = []
+    if dataset_name is not None:
+        record["dataset_name"] = dataset_name
+        details.append(f"dataset: {dataset_name}")
+    if url is not None:
+        record["url"] = url
+        details.append(f"url: {url}")
+    if page is not None:
+        record["page"] = page
+        details.append(f"page {page}")
+    suffix = f" ({'; '.join(details)})" if details else ""
+    link = f"[citation:{_label(title)}](#{shared_handle(record_id)})"
+    return f"[{position}] {link}{suffix}\n{excerpt}", record
+
+
+def _render_native(
+    locator: RagflowLocator,
+    dataset_name: str,
+    position: int,
+    excerpt: str,
+    truncated: bool,
+    nonce: str,
+    title: str,
+) -> tuple[str, dict[str, Any]]:
+    record_id = f"{nonce}-{position}"
+    pages = [p for p in locator.pages if is_page(p)][:MAX_PAGES]
+    record: dict[str, Any] = {
+        "id": record_id,
+        "provider": "ragflow",
+        "dataset_id": locator.dataset_id,
+        "document_id": locator.document_id,
+        "chunk_id": locator.chunk_id,
+        "dataset_name": dataset_name,
+        "document_name": title,
+        "text": excerpt,
+        "truncated": truncated,
+        "pages": pages,
+    }
+    page_note = f"; pages {', '.join(map(str, pages))}" if pages else ""
+    head = f"[{position}] [citation:{position}](#{native_handle(record_id)}) dataset: {dataset_name}; document: {title}{page_note}"
+    return f"{head}\n{excerpt}", record
+
+
+def _label(title: str) -> str:
+    # A title is arbitrary provider text: keep the link label on one line and its brackets balanced.
+    return " ".join(title.replace("[", "(").replace("]", ")").split())

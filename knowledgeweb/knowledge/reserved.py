@@ -1,0 +1,20 @@
+"""The trust boundary (SPEC §3.4): keys only server-side producers may write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RESERVED_KEYS = frozenset({"knowledge_sources", "knowledge_sources_version", "retrieval_sources"})
+
+
+def strip_reserved_keys(artifact: object) -> dict[str, Any] | None:
+    """Return a new dict without the reserved evidence keys; every other key is kept.
+
+    The contract defines artifacts as JSON objects, so anything that is not a
+    dict (``None``, a list, a string) returns ``None``: such an artifact could
+    never carry evidence, and storing it would only invite ambiguity. The input
+    is never mutated.
+    """
+    if not isinstance(artifact, dict):
+        return None
+    return {key: value for key, value in artifact.items() if key not in RESERVED_KEYS}
