@@ -1,0 +1,41 @@
+"""Domain errors of the threads app. The API maps each to one JSON 4xx response."""
+
+from __future__ import annotations
+
+
+class ThreadsError(Exception):
+    """Base class: a request the threads app refuses, with a message fit for the caller."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ThreadNotFound(ThreadsError):  # noqa: N818 - the name other apps code against
+    """No such thread for this user. Another user's thread is reported the same way."""
+
+
+class MessageInvalidError(ThreadsError):
+    """A message the store refuses (unknown type, missing content, a non-text part...).
+
+    ``position`` is the 1-based position in an import, when there is one.
+    """
+
+    def __init__(self, message: str, *, position: int | None = None) -> None:
+        self.position = position
+        super().__init__(f"message {position}: {message}" if position is not None else message)
+
+
+class ThreadInvalidError(ThreadsError):
+    """Thread fields the store refuses (a blank or overlong title...)."""
+
+
+class MessageImmutableError(ThreadsError):
+    """An attempt to change a message that has been written."""
+
+
+class ExportFormatError(ThreadsError):
+    """An export format other than json or markdown."""

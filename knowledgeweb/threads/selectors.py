@@ -1,0 +1,42 @@
+"""Read side of the threads app."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Count, QuerySet
+
+from knowledgeweb.threads.errors import ThreadNotFound
+from knowledgeweb.threads.models import Message, Thread
+
+
+def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
+    """The owner's threads, most recently updated first, each with ``message_count``."""
+    if not owner.is_authenticated:
+        return Thread.objects.none()
+    return Thread.objects.filter(owner=owner).annotate(message_count=Count("messages"))
+
+
+def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str | Any) -> Thread:
+    """The thread, if ``owner`` owns it.
+
+    A missing thread, another user's thread and a malformed id all raise the
+    same ``ThreadNotFound``, so ids never leak.
+    """
+    if not owner.is_authenticated:
+        raise ThreadNotFound("Thread not found.")
+    try:
+        key = thread_id if isinstance(thread_id, UUID) else UUID(str(thread_id))
+    except ValueError as exc:
+        raise ThreadNotFound("Thread not found.") from exc
+    thread = Thread.objects.filter(pk=key, owner=owner).first()
+    if thread is None:
+        raise ThreadNotFound("Thread not found.")
+    return thread
+
+
+def thread_messages(*, thread: Thread) -> list[Message]:
+    """All messages of the thread, in order."""
+    return list(Message.objects.filter(thread=thread).order_by("seq"))

@@ -1,0 +1,65 @@
+"""Importing a whole thread from LangChain / LangGraph message JSON: all or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from knowledgeweb.threads.errors import MessageInvalidError
+from knowledgeweb.threads.imports import message_fields_from_json
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services.messages import message_build
+from knowledgeweb.threads.services.threads import thread_create
+
+#: An import larger than this is refused before anything is read.
+MAX_IMPORT_MESSAGES = 10_000
+
+
+def thread_import(
+    *,
+    owner: User,
+    title: str,
+    messages: Sequence[Any],
+    agent_name: str = "",
+    trusted: bool = False,
+) -> Thread:
+    """Create a thread holding ``messages`` in order, or nothing at all.
+
+    Every message is read and validated before the first write; an error names
+    the failing message by its 1-based position ("message 57: ..."). Reserved
+    evidence keys are stripped from every artifact unless ``trusted`` (the
+    admin-only ``import_thread --trusted``).
+    """
+    if len(messages) > MAX_IMPORT_MESSAGES:
+        raise MessageInvalidError(
+            f"an import holds at most {MAX_IMPORT_MESSAGES} messages, not {len(messages)}."
+        )
+    placeholder = Thread(owner=owner, title=title, agent_name=agent_name)
+    built: list[Message] = []
+    for position, raw in enumerate(messages, start=1):
+        try:
+            fields = message_fields_from_json(raw)
+            built.append(
+                message_build(
+                    thread=placeholder,
+                    type=fields.type,
+                    content=fields.content,
+                    name=fields.name,
+                    tool_call_id=fields.tool_call_id,
+                    artifact=fields.artifact,
+                    status=fields.status,
+                    trusted=trusted,
+                )
+            )
+        except MessageInvalidError as exc:
+            raise MessageInvalidError(str(exc), position=position) from exc
+    with transaction.atomic():
+        thread = thread_create(owner=owner, title=title, agent_name=agent_name)
+        for seq, message in enumerate(built, start=1):
+            message.thread = thread
+            message.seq = seq
+        Message.objects.bulk_create(built)
+    return thread

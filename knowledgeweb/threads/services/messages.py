@@ -1,0 +1,138 @@
+"""Appending messages: the one write path for a single message."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from knowledgeweb.knowledge import strip_reserved_keys
+from knowledgeweb.threads.errors import MessageInvalidError, ThreadNotFound
+from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+
+# Concurrent appends to one thread race for the next seq. PostgreSQL serializes
+# them on the thread row lock; SQLite has no row locks and answers a racing
+# writer with "database is locked" (or, at worst, a unique-constraint clash),
+# so the whole transaction is retried from the start.
+_MAX_ATTEMPTS = 40
+
+
+def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
+    """SHA-256 hex of the content and the canonical JSON of the artifact."""
+    canonical = json.dumps([content, artifact], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def message_build(
+    *,
+    thread: Thread,
+    type: str,
+    content: str,
+    name: str = "",
+    tool_call_id: str = "",
+    artifact: Any = None,
+    status: str = MessageStatus.SUCCESS,
+    trusted: bool = False,
+) -> Message:
+    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys."""
+    if type not in MessageType.values:
+        raise MessageInvalidError(
+            f"unknown message type {type!r}; expected one of {', '.join(MessageType.values)}."
+        )
+    if not isinstance(content, str):
+        raise MessageInvalidError("content must be a string.")
+    if artifact is not None and not isinstance(artifact, dict):
+        raise MessageInvalidError("artifact must be a JSON object or null.")
+    stored_artifact = artifact if trusted else strip_reserved_keys(artifact)
+    message = Message(
+        thread=thread,
+        type=type,
+        name=name,
+        tool_call_id=tool_call_id,
+        content=content,
+        artifact=stored_artifact,
+        status=status,
+        digest=message_digest(content=content, artifact=stored_artifact),
+    )
+    try:
+        # seq is assigned under the lock; the thread is checked by the caller.
+        message.full_clean(exclude=["seq", "thread"], validate_constraints=False)
+    except ValidationError as exc:
+        raise MessageInvalidError(_describe(exc)) from exc
+    return message
+
+
+def message_append(
+    *,
+    thread: Thread,
+    type: str,
+    content: str,
+    name: str = "",
+    tool_call_id: str = "",
+    artifact: dict[str, Any] | None = None,
+    status: str = MessageStatus.SUCCESS,
+    trusted: bool = False,
+) -> Message:
+    """Append one message at the end of ``thread``.
+
+    Reserved evidence keys are stripped from ``artifact`` unless ``trusted``
+    (only server-side producers pass ``trusted=True``). ``seq`` is assigned
+    atomically: concurrent appends never leave a gap or a duplicate.
+    """
+    message = message_build(
+        thread=thread,
+        type=type,
+        content=content,
+        name=name,
+        tool_call_id=tool_call_id,
+        artifact=artifact,
+        status=status,
+        trusted=trusted,
+    )
+    for attempt in range(1, _MAX_ATTEMPTS + 1):
+        try:
+            with transaction.atomic():
+                _lock_thread(thread)
+                last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
+                message.seq = last + 1
+                message.save()
+                Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
+            return message
+        except (IntegrityError, OperationalError) as exc:
+            message._state.adding = True
+            if attempt == _MAX_ATTEMPTS or not _may_retry(exc):
+                raise
+            # Jittered back-off so racing writers stop colliding in lock-step.
+            time.sleep(random.uniform(0, 0.002 * attempt))  # noqa: S311
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _lock_thread(thread: Thread) -> None:
+    locked = list(Thread.objects.select_for_update().filter(pk=thread.pk).values_list("pk", flat=True))
+    if not locked:
+        raise ThreadNotFound("Thread not found.")
+
+
+def _may_retry(exc: Exception) -> bool:
+    # Inside a caller's transaction a failed statement may have poisoned it;
+    # retrying there would hide the real error.
+    if connection.in_atomic_block:
+        return False
+    if isinstance(exc, OperationalError):
+        return connection.vendor == "sqlite" and "locked" in str(exc)
+    return True
+
+
+def _describe(exc: ValidationError) -> str:
+    if hasattr(exc, "error_dict"):
+        return "; ".join(
+            f"{field}: {' '.join(str(m) for m in messages)}" for field, messages in exc.message_dict.items()
+        )
+    return " ".join(exc.messages)
