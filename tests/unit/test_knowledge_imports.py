@@ -1,0 +1,32 @@
+"""The contract core stays pure: importing it loads neither Django nor httpx (SPEC §2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys
+import knowledgeweb.knowledge
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("django", "httpx", "knowledgeweb"))
+print(json.dumps(loaded))
+"""
+
+
+def test_importing_the_contract_core_loads_no_django_or_httpx_module() -> None:
+    # A fresh interpreter: this test process has Django loaded already through pytest-django.
+    completed = subprocess.run(  # noqa: S603 - fixed arguments, our own interpreter
+        [sys.executable, "-E", "-s", "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    loaded = json.loads(completed.stdout)
+    assert "knowledgeweb.knowledge" in loaded  # the probe really imported the package
+    assert [m for m in loaded if m.split(".")[0] in ("django", "httpx")] == []
