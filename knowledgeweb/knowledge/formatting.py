@@ -140,9 +140,11 @@ def _excerpt(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _clean_title(title: str | None) -> str | None:
+    # Cut first: a title blank within its first 1024 characters cannot be a record's title.
+    title = None if title is None else title[:MAX_TITLE]
     if title is None or not title.strip():
         return None
-    return title[:MAX_TITLE]
+    return title
 
 
 def _render_hit(
