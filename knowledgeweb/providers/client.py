@@ -1,0 +1,215 @@
+"""The one HTTP client factory every adapter uses (SPEC §4).
+
+- redirects are never followed: a 3xx is an error and its target is never contacted;
+- the timeout is the binding's;
+- bodies are read as a stream and the read stops past ``MAX_BODY_BYTES``;
+- the credential travels only in a header and is redacted from every error.
+
+Tests substitute exactly one thing, the transport, through ``transport_override``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from knowledgeweb.providers.errors import (
+    MalformedResponseError,
+    ProviderConfigurationError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderRedirectError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+    ResponseTooLargeError,
+)
+from knowledgeweb.providers.redaction import Redactor
+
+#: Response bodies are capped at 4 MiB.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+_override_lock = threading.Lock()
+_overrides: list[httpx.BaseTransport] = []
+
+_ParamValue = str | int | float | bool | None
+QueryParams = Mapping[str, _ParamValue] | list[tuple[str, _ParamValue]]
+
+
+@contextmanager
+def transport_override(transport: httpx.BaseTransport) -> Iterator[httpx.BaseTransport]:
+    """Route every client the factory builds through ``transport`` (tests use ``httpx.MockTransport``)."""
+    with _override_lock:
+        _overrides.append(transport)
+    try:
+        yield transport
+    finally:
+        with _override_lock:
+            _overrides.remove(transport)
+
+
+def build_client(*, timeout: float, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The only place an ``httpx.Client`` is made for a provider."""
+    if transport is None and _overrides:
+        transport = _overrides[-1]
+    return httpx.Client(
+        follow_redirects=False,
+        timeout=timeout,
+        transport=transport,
+        # No proxy or .netrc credentials from the environment: a request carries
+        # exactly the binding's credential and nothing broader.
+        trust_env=False,
+    )
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Everything an adapter needs to reach its provider. ``repr`` never shows the credential."""
+
+    label: str
+    base_url: str
+    timeout: float
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    transport: httpx.BaseTransport | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        url = httpx.URL(self.base_url) if self.base_url else None
+        if url is None or url.scheme not in {"http", "https"} or not url.host:
+            raise ProviderConfigurationError(
+                f"{self.label} needs an http:// or https:// base URL; no request was sent."
+            )
+
+    @property
+    def redactor(self) -> Redactor:
+        return Redactor([*self.secrets, *self.headers.values()])
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider answer: HTTP status and decoded, credential-redacted JSON.
+
+    ``body`` is ``None`` when a non-2xx answer carried no JSON.
+    """
+
+    status: int
+    body: Any
+
+
+def detail_of(body: Any, *keys: str, limit: int = 300) -> str:
+    """The provider's own explanation from an error body, shortened for display."""
+    if isinstance(body, dict):
+        for key in keys:
+            value = body.get(key)
+            if isinstance(value, str) and value.strip():
+                text = " ".join(value.split())
+                return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ""
+
+
+class ProviderSession:
+    """One client for one adapter call; use as a context manager."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._redactor = connection.redactor
+        self._base = connection.base_url.rstrip("/")
+        self._client = build_client(timeout=connection.timeout, transport=connection.transport)
+
+    def __enter__(self) -> ProviderSession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._client.close()
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
+
+    def get(self, path: str, *, params: QueryParams | None = None) -> Reply:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, *, json_body: Any) -> Reply:
+        return self.request("POST", path, json_body=json_body)
+
+    def request(
+        self, method: str, path: str, *, params: QueryParams | None = None, json_body: Any = None
+    ) -> Reply:
+        """Send one request; raise a redacted ``ProviderError`` for anything but a readable answer."""
+        label = self._connection.label
+        try:
+            with self._client.stream(
+                method,
+                self._base + path,
+                params=params,
+                json=json_body,
+                headers=dict(self._connection.headers),
+            ) as response:
+                status = response.status_code
+                if 300 <= status < 400:
+                    raise self._fail(
+                        ProviderRedirectError,
+                        f"{label} answered HTTP {status} (a redirect). Redirects are never followed, "
+                        "so the new location was not contacted.",
+                    )
+                raw = self._read_capped(response)
+        except httpx.TimeoutException:
+            raise self._fail(
+                ProviderTimeoutError, f"{label} did not answer within {self._connection.timeout:g} seconds."
+            ) from None
+        except httpx.TransportError as exc:
+            raise self._fail(
+                ProviderUnavailableError, f"{label} could not be reached ({type(exc).__name__}: {exc})."
+            ) from None
+        try:
+            body: Any = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            if 200 <= status < 300:
+                raise self._fail(
+                    MalformedResponseError, f"{label} answered with malformed JSON (HTTP {status})."
+                ) from None
+            body = None
+        body = self._redactor.json(body)
+        if status >= 500:
+            detail = detail_of(body, "detail", "message")
+            raise self._fail(
+                ProviderHTTPError, f"{label} answered HTTP {status}" + (f": {detail}" if detail else ".")
+            )
+        if 200 <= status < 300 and body is None:
+            raise self._fail(MalformedResponseError, f"{label} answered with an empty body (HTTP {status}).")
+        return Reply(status=status, body=body)
+
+    def _read_capped(self, response: httpx.Response) -> bytes:
+        label = self._connection.label
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise self._fail(
+                ResponseTooLargeError,
+                f"{label}'s response is larger than the 4 MiB limit; it was not read.",
+            )
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise self._fail(
+                    ResponseTooLargeError,
+                    f"{label}'s response passed the 4 MiB limit; reading stopped there.",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _fail(self, error: type[ProviderError], message: str) -> ProviderError:
+        # The retrieval service logs failures; here we only make sure the message is safe.
+        return error(self._redactor.message(message))
