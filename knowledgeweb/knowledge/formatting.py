@@ -27,6 +27,7 @@ Decisions the SPEC leaves open, taken here:
 - Hits whose text is blank are dropped without being counted: they carry
   nothing. Every other hit keeps its position in the result, which is the
   number shown in brackets and the number relations use for their evidence.
+  A native result (no relations) numbers its non-blank hits 1, 2, 3, ...
 - Optional fields that break a bound (a non-http(s) URL, page 0, a blank
   dataset name) are left out rather than invented or repaired; a title longer
   than 1024 characters is cut to fit.
@@ -75,6 +76,10 @@ def format_result(
     # Positions are the result's own (relations point at them), so blank hits keep their slot.
     hits = [(position, hit) for position, hit in enumerate(result.hits, start=1) if hit.text.strip()]
     native = _native_eligible(result.provider, [hit for _, hit in hits])
+    if native:
+        # No relation points into a native result, so N counts emitted hits only and stays
+        # within the three digits a native id allows, however many blank hits came back.
+        hits = list(enumerate((hit for _, hit in hits), start=1))
     nonce = native_nonce or secrets.token_hex(16)
     per_hit = max(1, min(max_chars_per_hit, MAX_EXCERPT))
 
