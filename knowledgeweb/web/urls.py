@@ -8,5 +8,6 @@ app_name = "web"
 
 urlpatterns = [
     path("", views.thread_list, name="thread-list"),
+    path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
     path("ask/", ask.ask, name="ask"),
 ]

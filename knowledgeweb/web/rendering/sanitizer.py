@@ -1,0 +1,148 @@
+"""The sanitizer, the second stage of the render pipeline (SPEC §8).
+
+A strict allowlist of the tags CommonMark produces. On top of bleach:
+
+- every ``id`` and ``name`` a user wrote gets the ``user-content-`` prefix, so no
+  message can create an element that shadows the sources panel's
+  ``knowledge-source-<id>`` anchors or a global the page's script reads
+  (DOM clobbering);
+- links keep only ``http:``/``https:``/``mailto:`` URLs and same-document ``#``
+  fragments; relative and protocol-relative URLs are dropped;
+- external links get ``rel="noopener noreferrer"``.
+
+Citation resolution (see ``citations``) runs as a token filter inside the same
+pass, so a message is parsed once. It sees each link after bleach's allowlist
+and before the link policy here: a citation-looking relative link is then
+reported as malformed rather than silently losing its href.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from bleach import html5lib_shim
+from bleach.sanitizer import Cleaner
+
+Token = dict[str, Any]
+TokenFilter = Callable[..., Any]
+
+USER_CONTENT_PREFIX = "user-content-"
+
+ALLOWED_TAGS = frozenset(
+    {
+        "a",
+        "blockquote",
+        "br",
+        "code",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "strong",
+        "ul",
+    }
+)
+
+_LANGUAGE_CLASS = re.compile(r"^language-[A-Za-z0-9_+#.-]{1,40}$")
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    if name in {"id", "name"}:
+        return True  # kept, then prefixed by ``UserContentFilter``
+    if tag == "a":
+        return name in {"href", "title"}
+    if tag == "ol":
+        return name == "start" and value.isdigit()
+    if tag == "code":
+        return name == "class" and bool(_LANGUAGE_CLASS.match(value))
+    return False
+
+
+ALLOWED_PROTOCOLS = frozenset({"http", "https", "mailto"})
+EXTERNAL_REL = "noopener noreferrer"
+
+
+def _attribute(token: Token, name: str) -> str | None:
+    value = token.get("data", {}).get((None, name))
+    return None if value is None else str(value)
+
+
+def href_target(raw: str) -> str:
+    """The href as a browser reads it: entities decoded, surrounding space removed."""
+    return html5lib_shim.convert_entities(raw).strip()
+
+
+def link_kind(href: str) -> str | None:
+    """``"fragment"``, ``"external"``, or ``None`` for a link that must be dropped."""
+    if href.startswith("#"):
+        return "fragment"
+    # Browsers ignore tabs and newlines inside URLs; judge the URL they would follow.
+    compact = re.sub(r"[\t\n\r]", "", href)
+    try:
+        parts = urlsplit(compact)
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme in {"http", "https"} and parts.netloc:
+        return "external"
+    if scheme == "mailto" and parts.path:
+        return "external"
+    return None
+
+
+class UserContentFilter(html5lib_shim.Filter):
+    """Prefix ``id``/``name``; drop unsafe hrefs; mark external links ``noopener noreferrer``."""
+
+    def __iter__(self) -> Iterator[Token]:
+        for token in super().__iter__():
+            if token["type"] in {"StartTag", "EmptyTag"} and token.get("data"):
+                token["data"] = self._attributes(token)
+            yield token
+
+    def _attributes(self, token: Token) -> dict[tuple[str | None, str], str]:
+        attrs: dict[tuple[str | None, str], str] = {}
+        for key, value in token["data"].items():
+            _, name = key
+            if name in {"id", "name"}:
+                attrs[key] = USER_CONTENT_PREFIX + value
+            elif name == "href":
+                kind = link_kind(href_target(value))
+                if kind is None:
+                    continue
+                attrs[key] = value
+                if kind == "external":
+                    attrs[(None, "rel")] = EXTERNAL_REL
+            else:
+                attrs[key] = value
+        return attrs
+
+
+def make_cleaner(extra_filters: Sequence[TokenFilter] = ()) -> Cleaner:
+    """A fresh cleaner (bleach cleaners keep parser state, so one per use).
+
+    ``extra_filters`` run before ``UserContentFilter``, which always has the last word.
+    """
+    return Cleaner(
+        tags=ALLOWED_TAGS,
+        attributes=_allowed_attribute,
+        protocols=ALLOWED_PROTOCOLS,
+        strip=True,
+        strip_comments=True,
+        filters=[*extra_filters, UserContentFilter],
+    )
+
+
+def sanitize_html(html: str) -> str:
+    """Sanitize an HTML fragment with the project's allowlist."""
+    return str(make_cleaner().clean(html))

@@ -1,0 +1,175 @@
+"""A whole thread page: one evidence walk, cached message fragments, the sources panel (SPEC §8, §10).
+
+Each message's HTML is computed once and kept in Django's cache under
+(message id, message digest, digest of the evidence handles available before
+it, ``RENDERER_VERSION``). Messages never change and neither does what precedes
+them, so a warm render fetches every fragment in one ``get_many`` and only
+assembles them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, TypeGuard
+
+from django.core.cache import cache
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.threads.evidence import evidence_before, message_sources
+from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.web.rendering.pipeline import render_assistant_content
+from knowledgeweb.web.rendering.tools import read_tool_content
+
+# Bump whenever the HTML a message renders to changes, so stale fragments are never served.
+RENDERER_VERSION = 1
+
+_NO_EVIDENCE = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A message with its rendered body (safe HTML) and its citation tallies."""
+
+    message: Message
+    html: SafeString
+    resolved: int = 0
+    unresolved: int = 0
+    malformed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceEntry:
+    """A source in the panel and how often the thread's answers cite it."""
+
+    evidence: Evidence
+    citations: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadView:
+    messages: tuple[MessageView, ...]
+    cited: tuple[SourceEntry, ...]
+    uncited: tuple[SourceEntry, ...]
+
+    @property
+    def citation_total(self) -> int:
+        return sum(view.resolved + view.unresolved + view.malformed for view in self.messages)
+
+    @property
+    def retrieved_total(self) -> int:
+        return len(self.cited) + len(self.uncited)
+
+    @property
+    def inert_total(self) -> int:
+        return sum(view.unresolved + view.malformed for view in self.messages)
+
+
+class _HandleDigest:
+    """A running digest of the handles available so far.
+
+    ``evidence_before`` only ever adds handles, in order, so the new ones are
+    the keys past the count already hashed.
+    """
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256(b"knowledgeweb.handles.v1")
+        self._count = 0
+        self._hex = self._hash.hexdigest()[:32]
+
+    def of(self, available: Mapping[str, Evidence]) -> str:
+        if len(available) != self._count:
+            for handle in islice(available, self._count, None):
+                self._hash.update(handle.encode() + b"\n")
+            self._count = len(available)
+            self._hex = self._hash.copy().hexdigest()[:32]
+        return self._hex
+
+
+def fragment_cache_key(message: Message, handles_digest: str) -> str:
+    return f"knowledgeweb:fragment:v{RENDERER_VERSION}:{message.id}:{message.digest}:{handles_digest}"
+
+
+def render_thread(messages: Sequence[Message]) -> ThreadView:
+    """Render every message of a thread, walking its evidence once."""
+    digest = _HandleDigest()
+    walked: list[tuple[Message, Mapping[str, Evidence], str | None]] = []
+    available: Mapping[str, Evidence] = {}
+    for message, available in evidence_before(messages):
+        if message.type == MessageType.AI:
+            walked.append((message, available, fragment_cache_key(message, digest.of(available))))
+        elif message.type == MessageType.TOOL:
+            walked.append((message, available, fragment_cache_key(message, _NO_EVIDENCE)))
+        else:
+            walked.append((message, available, None))
+
+    keys = [key for _, _, key in walked if key is not None]
+    cached: dict[str, Any] = cache.get_many(keys) if keys else {}
+    fresh: dict[str, dict[str, Any]] = {}
+    views: list[MessageView] = []
+    counts: dict[str, int] = {}
+    for message, before, key in walked:
+        if key is None:
+            views.append(
+                MessageView(message, format_html('<div class="plain-text">{}</div>', message.content))
+            )
+            continue
+        hit = cached.get(key)
+        fragment = hit if _is_fragment(hit) else None
+        if fragment is None:
+            fragment = _render_fragment(message, before)
+            fresh[key] = fragment
+        for handle in fragment["cited"]:
+            counts[handle] = counts.get(handle, 0) + 1
+        views.append(
+            MessageView(
+                message,
+                mark_safe(fragment["html"]),  # noqa: S308 - built by our sanitizer and templates
+                resolved=len(fragment["cited"]),
+                unresolved=fragment["unresolved"],
+                malformed=fragment["malformed"],
+            )
+        )
+    if fresh:
+        cache.set_many(fresh, timeout=None)
+
+    retrieved = dict(available)
+    if messages and messages[-1].type == MessageType.TOOL:
+        # The walk yields the evidence *before* each message; the last one's own comes last.
+        for handle, source in message_sources(messages[-1]).items():
+            retrieved.setdefault(handle, source)
+    cited = tuple(SourceEntry(retrieved[h], n) for h, n in counts.items() if h in retrieved)
+    uncited = tuple(SourceEntry(source, 0) for h, source in retrieved.items() if h not in counts)
+    return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
+
+
+def _is_fragment(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict) and {"html", "cited", "unresolved", "malformed"} <= value.keys()
+
+
+def _render_fragment(message: Message, available: Mapping[str, Evidence]) -> dict[str, Any]:
+    if message.type == MessageType.AI:
+        rendered = render_assistant_content(message.content, available)
+        states = [verdict.state for verdict in rendered.verdicts]
+        return {
+            "html": rendered.html,
+            "cited": [v.source.handle for v in rendered.verdicts if v.source is not None],
+            "unresolved": states.count("unresolved"),
+            "malformed": states.count("malformed"),
+        }
+    html = render_to_string(
+        "web/fragments/tool_message.html",
+        {
+            "message": message,
+            "failed": message.status == MessageStatus.ERROR,
+            "tool": None
+            if message.status == MessageStatus.ERROR
+            else read_tool_content(message.content, message_sources(message)),
+        },
+    )
+    return {"html": html, "cited": [], "unresolved": 0, "malformed": 0}

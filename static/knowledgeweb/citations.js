@@ -1,0 +1,217 @@
+// Citation previews and the source dialog (SPEC §8).
+//
+// Everything shown comes from the server-rendered sources panel entry that the
+// citation's href names, never from the answer's link label, and is written
+// with textContent only. Without this script the href still jumps to the entry.
+(function () {
+  "use strict";
+
+  var RESOLVED = 'a.citation[data-citation="resolved"]';
+  var dialog = document.querySelector("dialog[data-citation-dialog]");
+  var preview = document.querySelector("[data-citation-preview]");
+  var panel = document.querySelector("[data-sources-panel]");
+  var opener = null;
+  var restoreFocus = true;
+
+  // The panel entry a citation points at, or null. The entry must sit in the
+  // panel and carry the same source id, so nothing else can stand in for it.
+  function entryFor(citation) {
+    if (!panel || !citation) return null;
+    var href = citation.getAttribute("href") || "";
+    if (href.charAt(0) !== "#") return null;
+    var entry = document.getElementById(href.slice(1));
+    if (!entry || !entry.hasAttribute("data-source-entry") || !panel.contains(entry)) return null;
+    if (entry.getAttribute("data-source-id") !== citation.getAttribute("data-source-id")) return null;
+    return entry;
+  }
+
+  function field(entry, name) {
+    var el = entry.querySelector('[data-field="' + name + '"]');
+    return el ? el.textContent : "";
+  }
+
+  function safeUrl(entry) {
+    var link = entry.querySelector('a[data-field="url"]');
+    if (!link) return "";
+    var raw = link.getAttribute("href") || "";
+    try {
+      var url = new URL(raw);
+      return url.protocol === "https:" || url.protocol === "http:" ? url.href : "";
+    } catch (error) {
+      return "";
+    }
+  }
+
+  function sourceOf(entry) {
+    return {
+      handle: entry.id,
+      title: field(entry, "title"),
+      provider: field(entry, "provider"),
+      dataset: field(entry, "dataset"),
+      page: field(entry, "page"),
+      url: safeUrl(entry),
+      excerpt: field(entry, "excerpt"),
+      truncated: entry.getAttribute("data-truncated") === "true",
+    };
+  }
+
+  function setText(root, attribute, name, text) {
+    var el = root.querySelector("[" + attribute + '="' + name + '"]');
+    if (el) el.textContent = text;
+    return el;
+  }
+
+  // ---- preview -----------------------------------------------------------
+
+  function showPreview(citation) {
+    if (!preview) return;
+    var entry = entryFor(citation);
+    if (!entry) return;
+    var source = sourceOf(entry);
+    var meta = [source.provider, source.dataset, source.page ? "page " + source.page : ""];
+    setText(preview, "data-preview-field", "title", source.title);
+    setText(preview, "data-preview-field", "meta", meta.filter(Boolean).join(" · "));
+    var excerpt = source.excerpt.length > 280 ? source.excerpt.slice(0, 280) + "…" : source.excerpt;
+    setText(preview, "data-preview-field", "excerpt", excerpt);
+    preview.hidden = false;
+    citation.setAttribute("aria-describedby", preview.id);
+    place(citation);
+  }
+
+  function place(citation) {
+    var box = citation.getBoundingClientRect();
+    var width = preview.offsetWidth;
+    var left = Math.max(8, Math.min(box.left, document.documentElement.clientWidth - width - 8));
+    var below = box.bottom + 6;
+    var top = below + preview.offsetHeight > window.innerHeight ? box.top - preview.offsetHeight - 6 : below;
+    // CSSOM writes are allowed under style-src 'self'; style attributes in markup are not.
+    preview.style.left = left + window.scrollX + "px";
+    preview.style.top = Math.max(8, top) + window.scrollY + "px";
+  }
+
+  function hidePreview(citation) {
+    if (!preview) return;
+    preview.hidden = true;
+    if (citation) citation.removeAttribute("aria-describedby");
+  }
+
+  // ---- dialog ------------------------------------------------------------
+
+  function showRow(name, visible) {
+    var row = dialog.querySelector('[data-dialog-row="' + name + '"]');
+    if (row) row.hidden = !visible;
+  }
+
+  function openDialog(citation) {
+    if (!dialog || typeof dialog.showModal !== "function") return false;
+    var entry = entryFor(citation);
+    if (!entry) return false;
+    var source = sourceOf(entry);
+    setText(dialog, "data-dialog-field", "title", source.title);
+    setText(dialog, "data-dialog-field", "provider", source.provider);
+    setText(dialog, "data-dialog-field", "dataset", source.dataset);
+    setText(dialog, "data-dialog-field", "page", source.page);
+    setText(dialog, "data-dialog-field", "excerpt", source.excerpt);
+    showRow("dataset", Boolean(source.dataset));
+    showRow("page", Boolean(source.page));
+    showRow("url", Boolean(source.url));
+    var url = dialog.querySelector('[data-dialog-field="url"]');
+    if (url) {
+      url.textContent = source.url;
+      url.setAttribute("href", source.url || "#");
+    }
+    var note = dialog.querySelector('[data-dialog-field="truncated"]');
+    if (note) note.hidden = !source.truncated;
+    var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
+    if (jump) jump.setAttribute("href", "#" + source.handle);
+    hidePreview(citation);
+    opener = citation;
+    restoreFocus = true;
+    dialog.showModal();
+    return true;
+  }
+
+  function openDetailsAround(el) {
+    for (var node = el; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+  }
+
+  // ---- wiring ------------------------------------------------------------
+
+  document.addEventListener("click", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var citation = target ? target.closest(RESOLVED) : null;
+    if (citation && openDialog(citation)) event.preventDefault();
+  });
+
+  document.addEventListener("mouseover", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var citation = target ? target.closest(RESOLVED) : null;
+    if (citation) showPreview(citation);
+  });
+
+  document.addEventListener("mouseout", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var citation = target ? target.closest(RESOLVED) : null;
+    if (citation && !(event.relatedTarget instanceof Node && citation.contains(event.relatedTarget))) {
+      if (document.activeElement !== citation) hidePreview(citation);
+    }
+  });
+
+  document.addEventListener("focusin", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    if (target && target.matches(RESOLVED)) showPreview(target);
+  });
+
+  document.addEventListener("focusout", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    if (target && target.matches(RESOLVED)) hidePreview(target);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && preview && !preview.hidden) hidePreview(document.activeElement);
+  });
+
+  if (dialog) {
+    var close = dialog.querySelector("[data-dialog-close]");
+    if (close) {
+      close.addEventListener("click", function () {
+        dialog.close();
+      });
+    }
+    // A click on the backdrop lands on the dialog element itself.
+    dialog.addEventListener("click", function (event) {
+      if (event.target === dialog) dialog.close();
+    });
+    var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
+    if (jump) {
+      jump.addEventListener("click", function () {
+        restoreFocus = false;
+        dialog.close();
+      });
+    }
+    dialog.addEventListener("close", function () {
+      if (restoreFocus && opener && document.contains(opener)) opener.focus();
+      opener = null;
+    });
+  }
+
+  // A jump to a source hidden in the collapsed "every retrieved source" list opens it.
+  function revealHash() {
+    if (!panel || location.hash.length < 2) return;
+    var id;
+    try {
+      id = decodeURIComponent(location.hash.slice(1));
+    } catch (error) {
+      return;
+    }
+    var el = document.getElementById(id);
+    if (el && el.hasAttribute("data-source-entry") && panel.contains(el)) {
+      openDetailsAround(el);
+      el.focus({ preventScroll: false });
+    }
+  }
+  window.addEventListener("hashchange", revealHash);
+  revealHash();
+})();

@@ -1,0 +1,153 @@
+"""The thread list and the citation viewer, through Django's real client."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.services import message_append, thread_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reader() -> User:
+    return User.objects.create_user("reader", password="pw-reader-1")
+
+
+@pytest.fixture
+def client_for(reader: User) -> Client:
+    client = Client()
+    client.force_login(reader)
+    return client
+
+
+def _shared_tool(thread: Thread, *hits: RetrievalHit, tool: str = "knowledge_search") -> str:
+    content, artifact = format_result(RetrievalResult(provider="local", query="q", hits=hits, tool=tool))
+    message_append(thread=thread, type="tool", name=tool, content=content, artifact=artifact, trusted=True)
+    return content
+
+
+def _handle(content: str) -> str:
+    match = re.search(r"\(#(knowledge-source-[a-f0-9]{32})\)", content)
+    assert match is not None
+    return match.group(1)
+
+
+def test_it_redirects_anonymous_readers_to_the_login_page() -> None:
+    response = Client().get("/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_lists_only_the_readers_own_threads(reader: User, client_for: Client) -> None:
+    other = User.objects.create_user("other", password="pw-other-1")
+    thread_create(owner=reader, title="Mine about cats")
+    thread_create(owner=other, title="Theirs about dogs")
+    response = client_for.get("/")
+    assert response.status_code == 200
+    assert b"Mine about cats" in response.content
+    assert b"Theirs about dogs" not in response.content
+
+
+def test_it_answers_404_for_another_users_thread(client_for: Client) -> None:
+    other = User.objects.create_user("other", password="pw-other-1")
+    theirs = thread_create(owner=other, title="Private")
+    message_append(thread=theirs, type="human", content="secret question")
+    response = client_for.get(f"/threads/{theirs.id}/")
+    assert response.status_code == 404
+    assert b"secret question" not in response.content
+
+
+def test_it_renders_a_resolved_citation_and_its_panel_entry(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Cats")
+    message_append(thread=thread, type="human", content="Why do cats purr?")
+    content = _shared_tool(thread, RetrievalHit(text="Cats purr when content.", title="cats.md"))
+    handle = _handle(content)
+    source_id = handle.removeprefix("knowledge-source-")
+    message_append(thread=thread, type="ai", content=f"They purr [when content](#user-content-{handle}).")
+
+    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+
+    assert (
+        f'<a class="citation" data-citation="resolved" data-source-id="{source_id}" '
+        f'href="#{handle}">when content</a>'
+    ) in html
+    assert html.count(f'id="{handle}"') == 1
+    assert 'data-citations="1"' in html
+
+
+def test_it_sends_a_csp_without_inline_script(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Cats")
+    response = client_for.get(f"/threads/{thread.id}/")
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert "<script>" not in response.content.decode()
+    assert ' style="' not in response.content.decode()
+
+
+def test_it_shows_native_sources_with_their_pages(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Native")
+    hit = RetrievalHit(
+        text="Native chunk text.",
+        title="report.pdf",
+        dataset_name="Reports",
+        locator=RagflowLocator(dataset_id="d1", document_id="doc1", chunk_id="c1", pages=(4, 5)),
+    )
+    content, artifact = format_result(RetrievalResult(provider="ragflow", query="q", hits=(hit,)))
+    message_append(
+        thread=thread, type="tool", name="knowledge_search", content=content, artifact=artifact, trusted=True
+    )
+    handle = re.search(r"\(#(knowledge-[a-f0-9]{32}-1)\)", content)
+    assert handle is not None
+    message_append(thread=thread, type="ai", content=f"See [1](#{handle.group(1)}).")
+
+    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+
+    native_id = handle.group(1).removeprefix("knowledge-")
+    assert f'data-source-id="{native_id}" href="#{handle.group(1)}">1</a>' in html
+    assert '<dd data-field="page">4, 5</dd>' in html
+    assert '<dd data-field="dataset">Reports</dd>' in html
+
+
+def test_it_shows_an_errored_tool_message_with_its_reason(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Failure")
+    message_append(
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content="The provider timed out after 30 s.",
+        status="error",
+    )
+    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    assert 'data-tool-status="error"' in html
+    assert "The provider timed out after 30 s." in html
+
+
+def test_it_links_relation_edges_to_their_evidence_and_marks_graph_facts(
+    reader: User, client_for: Client
+) -> None:
+    thread = thread_create(owner=reader, title="Graph")
+    _shared_tool(
+        thread,
+        RetrievalHit(text="Alice joined Acme in 2020.", title="people.md"),
+        RetrievalHit(text="Alice", kind="entity", entity_type="person", title="Alice"),
+        RetrievalHit(
+            text="works for", kind="relation", source_entity="Alice", target_entity="Acme", evidence=(1,)
+        ),
+        RetrievalHit(text="rivals", kind="relation", source_entity="Acme", target_entity="Initech"),
+        tool="entity_relations_search",
+    )
+    message = thread.messages.get()
+    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+
+    assert f'id="hit-{message.id}-1"' in html
+    assert f'href="#hit-{message.id}-1" data-edge-evidence="1">[1] people.md</a>' in html
+    assert html.count("unattributed graph fact") == 3
+    assert "No document evidence was retrieved for this relation." in html
