@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +29,27 @@ def shared_schema() -> Draft202012Validator:
 def native_schema() -> Draft202012Validator:
     """contracts/ragflow_knowledge_sources.v1.json."""
     return _validator("ragflow_knowledge_sources.v1.json")
+
+
+ArtifactCheck = Callable[[dict[str, Any] | None], int]
+
+
+@pytest.fixture(scope="session")
+def validate_artifact(
+    shared_schema: Draft202012Validator, native_schema: Draft202012Validator
+) -> ArtifactCheck:
+    """Validate every reserved form an artifact carries; return how many schema checks ran."""
+
+    def check(artifact: dict[str, Any] | None) -> int:
+        if not artifact:
+            return 0
+        checks = 0
+        if isinstance(artifact.get("knowledge_sources"), dict):
+            native_schema.validate(artifact)
+            checks += 1
+        if isinstance(artifact.get("knowledge_sources"), list) or "retrieval_sources" in artifact:
+            shared_schema.validate(artifact)
+            checks += 1
+        return checks
+
+    return check

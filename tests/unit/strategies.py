@@ -125,7 +125,7 @@ def artifact_records(artifact: dict[str, Any] | None) -> list[tuple[str, str, di
 # Printable text from all of Unicode except surrogates, with markdown-significant
 # characters made likely, so formatting is exercised on awkward input.
 _alphabet = st.one_of(
-    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters="«»"),
     st.sampled_from(list("[]()#`*_\\<>!\n ")),
 )
 texts = st.text(_alphabet, min_size=0, max_size=240)
@@ -192,6 +192,12 @@ def results(draw: st.DrawFn) -> RetrievalResult:
     else:
         hits = draw(st.lists(any_hits, max_size=120))
         provider = draw(st.sampled_from(["ragflow", "lightrag", "local"]) | providers)
+    # Every hit text starts with a unique marker, so a test can tell which hits are shown.
+    hits = [hit.model_copy(update={"text": f"{marker(i)} {hit.text}"}) for i, hit in enumerate(hits, 1)]
+    if not native and hits and draw(st.booleans()):
+        # A few blank hits, which format_result drops without counting them.
+        for index in draw(st.sets(st.integers(0, len(hits) - 1), max_size=5)):
+            hits[index] = hits[index].model_copy(update={"text": draw(st.sampled_from(["", " ", "\n\t "]))})
     return RetrievalResult(
         provider=provider,
         query=draw(texts),
@@ -200,9 +206,21 @@ def results(draw: st.DrawFn) -> RetrievalResult:
     )
 
 
+def marker(position: int) -> str:
+    """The unique tag that opens hit number ``position`` in ``results()`` (at most 5 characters)."""
+    return f"«{position}»"
+
+
 budgets = st.fixed_dictionaries(
     {
         "max_chars_per_hit": st.integers(min_value=1, max_value=1_200),
+        "max_total_chars": st.integers(min_value=0, max_value=12_000),
+    }
+)
+# Per-hit limits long enough to keep a hit's marker even when its excerpt is shortened.
+marked_budgets = st.fixed_dictionaries(
+    {
+        "max_chars_per_hit": st.integers(min_value=10, max_value=1_200),
         "max_total_chars": st.integers(min_value=0, max_value=12_000),
     }
 )
