@@ -16,7 +16,8 @@ from typing import Any
 from knowledgeweb.knowledge.citations import classify_href, contains_handle
 from knowledgeweb.knowledge.ids import native_handle, shared_handle
 
-_LINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)\)")
+# A label may hold one level of balanced brackets, as model-written labels like "[1] Guide" do.
+_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(([^()\s]*)\)")
 
 
 def enforce_output_budget(content: str, artifact: object, limit: int) -> tuple[str, dict[str, Any] | None]:
