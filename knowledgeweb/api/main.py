@@ -1,18 +1,106 @@
-"""The one ``NinjaAPI`` instance; routers are mounted here and nowhere else."""
+"""The one ``NinjaAPI`` instance; routers are mounted here and nowhere else.
+
+Every operation authenticates with a session or a bearer token
+(``knowledgeweb.api.auth``), and this module is the single place where domain
+errors become JSON 4xx responses: ``{"detail": "<clear message>"}``.
+
+Status codes: 400 unparseable JSON; 401 missing or invalid credentials; 403 a
+session request without its CSRF token; 404 no such thread for you (another
+user's thread too); 409 a change to a written message; 413 a body over
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB); 422 a well-formed request with invalid
+content, including a malformed thread id in the path.
+"""
 
 from __future__ import annotations
 
+import json
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from knowledgeweb.api import knowledge, threads
+from knowledgeweb.api.auth import api_auth
+from knowledgeweb.threads.errors import (
+    ExportFormatError,
+    MessageImmutableError,
+    MessageInvalidError,
+    ThreadInvalidError,
+    ThreadNotFound,
+    ThreadsError,
+)
 
 api = NinjaAPI(
     title="knowledgeweb API",
     version="1",
-    description="Threads, messages, citations and server-side retrieval.",
+    description=(
+        "Threads, messages, citations and server-side retrieval. Authenticate with "
+        "`Authorization: Bearer <token>` (see `manage.py create_token`) or a browser session."
+    ),
     docs_url="/docs",
     urls_namespace="api",
+    auth=api_auth,
 )
 
 api.add_router("/threads", threads.router)
 api.add_router("/knowledge", knowledge.router)
+
+
+def _error(request: HttpRequest, status: int, detail: str, **extra: object) -> HttpResponse:
+    return api.create_response(request, {"detail": detail, **extra}, status=status)
+
+
+@api.exception_handler(ThreadsError)
+def threads_error(request: HttpRequest, exc: ThreadsError) -> HttpResponse:
+    status = 400
+    if isinstance(exc, ThreadNotFound):
+        status = 404
+    elif isinstance(exc, MessageImmutableError):
+        status = 409
+    elif isinstance(exc, MessageInvalidError | ThreadInvalidError | ExportFormatError):
+        status = 422
+    return _error(request, status, exc.message)
+
+
+@api.exception_handler(RequestDataTooBig)
+def body_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return _error(request, 413, f"The request body is larger than the API's limit of {limit} bytes.")
+
+
+@api.exception_handler(AuthenticationError)
+def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    detail = exc.message
+    if detail == "Unauthorized":
+        detail = "Authentication required: send 'Authorization: Bearer <token>' or use a logged-in session."
+    response = _error(request, 401, detail)
+    response["WWW-Authenticate"] = 'Bearer realm="knowledgeweb"'
+    return response
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):
+        # ninja says only "Cannot parse request body"; say what was wrong.
+        cause = exc.__cause__
+        reason = cause.msg if isinstance(cause, json.JSONDecodeError) else "it is not UTF-8 text"
+        return _error(request, 400, f"The request body is not valid JSON: {reason}.")
+    return _error(request, exc.status_code, str(exc))
+
+
+@api.exception_handler(ValidationError)
+def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    problems = []
+    for error in exc.errors:
+        loc = list(error.get("loc", ()))
+        if len(loc) > 2 and loc[0] == "body":
+            # ("body", "payload", "type"): the parameter's name means nothing to the caller.
+            del loc[1]
+        location = ".".join(str(part) for part in loc)
+        problems.append(f"{location}: {error.get('msg', 'invalid')}" if location else error.get("msg", ""))
+    detail = "Invalid request: " + "; ".join(problems[:5])
+    if len(problems) > 5:
+        detail += f" (and {len(problems) - 5} more)"
+    return _error(request, 422, detail, errors=json.loads(json.dumps(exc.errors, default=str)))

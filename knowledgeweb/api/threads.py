@@ -1,5 +1,311 @@
-"""Thread, message, import, citation-report and export endpoints."""
+"""Thread, message, import, citation-report and export endpoints (SPEC §7).
 
-from ninja import Router
+Handlers are thin: a schema in, one service or selector, a schema out. Domain
+errors become JSON 4xx responses in ``knowledgeweb.api.main``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Field, Query, Router, Schema, Status
+from pydantic import field_validator
+
+from knowledgeweb.api.auth import request_user
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.threads.evidence import ResolvedCitation
+from knowledgeweb.threads.exports import thread_export
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import (
+    thread_citations,
+    thread_get_for_owner,
+    thread_list_for_owner,
+    thread_messages,
+)
+from knowledgeweb.threads.services import message_append, thread_create, thread_import
 
 router = Router(tags=["threads"])
+
+MessageTypeName = Literal["human", "ai", "tool", "system"]
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class ThreadIn(Schema):
+    title: str = Field(min_length=1, max_length=200)
+    agent_name: str = Field(default="", max_length=100)
+
+
+class ThreadOut(Schema):
+    id: UUID
+    title: str
+    agent_name: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+
+
+class TextPart(Schema):
+    type: Literal["text"]
+    text: str
+
+
+class MessageIn(Schema):
+    """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept."""
+
+    type: MessageTypeName
+    content: str | list[TextPart] = Field(description="A string, or a list of text parts joined in order.")
+    name: str = Field(default="", max_length=128, description="The tool name, for tool messages.")
+    tool_call_id: str = Field(default="", max_length=128)
+    artifact: dict[str, Any] | None = None
+    status: Literal["success", "error"] = "success"
+
+    @field_validator("content")
+    @classmethod
+    def _join_parts(cls, value: str | list[TextPart]) -> str:
+        return value if isinstance(value, str) else "".join(part.text for part in value)
+
+
+class MessageOut(Schema):
+    id: UUID
+    seq: int
+    type: MessageTypeName
+    name: str
+    tool_call_id: str
+    content: str
+    artifact: dict[str, Any] | None
+    status: Literal["success", "error"]
+    digest: str
+    created_at: datetime
+
+
+class ThreadDetailOut(ThreadOut):
+    messages: list[MessageOut]
+
+
+class ImportIn(Schema):
+    title: str = Field(min_length=1, max_length=200)
+    agent_name: str = Field(default="", max_length=100)
+    messages: list[Any] = Field(
+        description=(
+            "LangChain / LangGraph messages: plain dicts, the {type, data} wrapper, "
+            "or the lc constructor form; content as a string or a list of text parts."
+        )
+    )
+
+
+class SourceOut(Schema):
+    handle: str
+    id: str
+    form: Literal["shared", "native"]
+    provider: str
+    title: str
+    excerpt: str
+    dataset_name: str | None
+    url: str | None
+    page: int | None
+    pages: list[int]
+    truncated: bool
+
+
+class CitationOut(Schema):
+    label: str
+    href: str
+    state: Literal["resolved", "unresolved", "malformed"]
+    reason: str
+    source: SourceOut | None
+
+
+class MessageCitationsOut(Schema):
+    message_id: UUID
+    seq: int
+    citations: list[CitationOut]
+
+
+class CitationReportOut(Schema):
+    thread_id: UUID
+    messages: list[MessageCitationsOut]
+
+
+class ExportQuery(Schema):
+    format: Literal["json", "markdown"] = "json"
+
+
+_AUTH_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut}
+_THREAD_ERRORS: dict[int, Any] = {**_AUTH_ERRORS, 404: ErrorOut, 422: ErrorOut}
+_BODY_ERRORS: dict[int, Any] = {400: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+
+
+def _thread_out(thread: Thread, message_count: int) -> ThreadOut:
+    return ThreadOut(
+        id=thread.id,
+        title=thread.title,
+        agent_name=thread.agent_name,
+        created_at=thread.created_at,
+        updated_at=thread.updated_at,
+        message_count=message_count,
+    )
+
+
+def _message_out(message: Message) -> MessageOut:
+    return MessageOut.model_validate(message, from_attributes=True)
+
+
+def _source_out(source: Evidence) -> SourceOut:
+    return SourceOut(
+        handle=source.handle,
+        id=source.id,
+        form=source.form,
+        provider=source.provider,
+        title=source.title,
+        excerpt=source.excerpt,
+        dataset_name=source.dataset_name,
+        url=source.url,
+        page=source.page,
+        pages=list(source.pages),
+        truncated=source.truncated,
+    )
+
+
+def _citation_out(citation: ResolvedCitation) -> CitationOut:
+    return CitationOut(
+        label=citation.label,
+        href=citation.href,
+        state=citation.state,
+        reason=citation.reason,
+        source=_source_out(citation.source) if citation.source is not None else None,
+    )
+
+
+@router.get("", response={200: list[ThreadOut], **_AUTH_ERRORS}, summary="List your threads")
+def list_threads(request: HttpRequest) -> list[ThreadOut]:
+    """Your threads, most recently updated first."""
+    threads = thread_list_for_owner(owner=request_user(request))
+    return [_thread_out(t, t.message_count) for t in threads]  # type: ignore[attr-defined]
+
+
+@router.post("", response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS}, summary="Create a thread")
+def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
+    thread = thread_create(owner=request_user(request), title=payload.title, agent_name=payload.agent_name)
+    return Status(201, _thread_out(thread, 0))
+
+
+@router.post(
+    "/import",
+    response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS},
+    summary="Import a thread from LangChain / LangGraph messages",
+)
+def import_thread(request: HttpRequest, payload: ImportIn) -> Status[ThreadOut]:
+    """Create a thread from ``{"title": ..., "agent_name": ..., "messages": [...]}``.
+
+    Each message may be a plain dict (``type``, ``content``, ``name``,
+    ``tool_call_id``, ``artifact``, ``id``, ``status``), the
+    ``{"type": ..., "data": {...}}`` wrapper, or the
+    ``{"lc": 1, "type": "constructor", "id": [..., "ToolMessage"], "kwargs": {...}}``
+    form. Type names: ``human``/``ai``/``tool``/``system`` or the LangChain class
+    names (``HumanMessage``, ``AIMessage``, ``ToolMessage``, ``SystemMessage``).
+    ``content`` is a string or a list of ``{"type": "text", "text": ...}`` parts.
+
+    The import is untrusted: reserved evidence keys (``knowledge_sources``,
+    ``knowledge_sources_version``, ``retrieval_sources``) are stripped from every
+    artifact. It is all or nothing: an invalid message answers 422 naming it by
+    its 1-based position ("message 57: ...") and nothing is written. Bodies over
+    2 MiB answer 413.
+    """
+    thread = thread_import(
+        owner=request_user(request),
+        title=payload.title,
+        agent_name=payload.agent_name,
+        messages=payload.messages,
+    )
+    return Status(201, _thread_out(thread, len(payload.messages)))
+
+
+@router.get("/{thread_id}", response={200: ThreadDetailOut, **_THREAD_ERRORS}, summary="Get a thread")
+def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
+    """The thread with all its messages, in order. Another user's thread answers 404."""
+    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    messages = thread_messages(thread=thread)
+    out = _thread_out(thread, len(messages))
+    return ThreadDetailOut(**out.model_dump(), messages=[_message_out(m) for m in messages])
+
+
+@router.post(
+    "/{thread_id}/messages",
+    response={201: MessageOut, **_THREAD_ERRORS, **_BODY_ERRORS},
+    summary="Append a message",
+)
+def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) -> Status[MessageOut]:
+    """Append your own message. Reserved evidence keys in ``artifact`` are stripped.
+
+    Evidence is only ever written by server-side retrieval (``POST /api/knowledge/search``).
+    """
+    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    message = message_append(
+        thread=thread,
+        type=payload.type,
+        content=str(payload.content),
+        name=payload.name,
+        tool_call_id=payload.tool_call_id,
+        artifact=payload.artifact,
+        status=payload.status,
+    )
+    return Status(201, _message_out(message))
+
+
+@router.get(
+    "/{thread_id}/citations",
+    response={200: CitationReportOut, **_THREAD_ERRORS},
+    summary="Citation report",
+)
+def thread_citation_report(request: HttpRequest, thread_id: UUID) -> CitationReportOut:
+    """For each AI message, each citation: label, href, state and the source it resolved to.
+
+    ``state`` is ``resolved`` (valid evidence in an earlier tool message of the
+    thread), ``unresolved`` (a well-formed href without such evidence) or
+    ``malformed`` (looks like a knowledge citation but is not an accepted form).
+    """
+    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    report = thread_citations(thread=thread)
+    return CitationReportOut(
+        thread_id=thread.id,
+        messages=[
+            MessageCitationsOut(
+                message_id=entry.message.id,
+                seq=entry.message.seq,
+                citations=[_citation_out(c) for c in entry.citations],
+            )
+            for entry in report
+        ],
+    )
+
+
+@router.get(
+    "/{thread_id}/export",
+    response={**_THREAD_ERRORS},
+    summary="Export a thread",
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "The thread as JSON (messages as stored) or Markdown (numbered references).",
+                "content": {
+                    "application/json": {"schema": {"type": "object"}},
+                    "text/markdown": {"schema": {"type": "string"}},
+                },
+            }
+        }
+    },
+)
+def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
+    """``format=json`` gives the messages exactly as stored (also a valid import body);
+    ``format=markdown`` turns resolved citations into numbered references with their evidence."""
+    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    export = thread_export(thread=thread, format=query.format)
+    response = HttpResponse(export.content, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response

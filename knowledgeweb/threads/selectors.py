@@ -8,6 +8,7 @@ from uuid import UUID
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, QuerySet
 
+from knowledgeweb.threads.citations import MessageCitations, messages_citations
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message, Thread
 
@@ -40,3 +41,8 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str |
 def thread_messages(*, thread: Thread) -> list[Message]:
     """All messages of the thread, in order."""
     return list(Message.objects.filter(thread=thread).order_by("seq"))
+
+
+def thread_citations(*, thread: Thread) -> list[MessageCitations]:
+    """Each AI message of the thread with its citations resolved against the evidence before it."""
+    return messages_citations(thread_messages(thread=thread))
