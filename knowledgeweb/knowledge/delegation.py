@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from knowledgeweb.knowledge.bounds import MAX_RECORDS, SHARED_VERSION
-from knowledgeweb.knowledge.citations import contains_handle
+from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX, contains_handle
 from knowledgeweb.knowledge.types import Evidence
 
 APPENDIX_HEADING = "\n\n---\nEvidence cited above:"
@@ -41,7 +41,7 @@ def forward_sources(
     seen: set[str] = set()
     used = len(APPENDIX_HEADING)
     for source in sources:
-        if source.handle in seen or not contains_handle(report, source.handle):
+        if source.handle in seen or not _cites(report, source.handle):
             continue
         if len(native) + len(shared) >= cap:
             break
@@ -64,6 +64,11 @@ def forward_sources(
         artifact["knowledge_sources_version"] = SHARED_VERSION
         artifact["knowledge_sources"] = shared
     return content, artifact
+
+
+def _cites(report: str, handle: str) -> bool:
+    # SPEC §3.3 accepts the sanitizer's ``#user-content-`` form as the same citation.
+    return contains_handle(report, handle) or contains_handle(report, USER_CONTENT_PREFIX + handle)
 
 
 def _evidence_block(source: Evidence) -> str:
