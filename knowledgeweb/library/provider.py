@@ -1,0 +1,56 @@
+"""The ``local`` provider: the embedded index as a ``RetrievalProvider`` (SPEC §4).
+
+Hits carry the document title, the collection as ``dataset_name``, a URL only
+when the document has a real http(s) source URL, and a page only when the chunk
+came from a real PDF page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import DatabaseError
+
+from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult
+from knowledgeweb.library.extraction import MAX_PDF_PAGE, public_url
+from knowledgeweb.library.search import ChunkHit, SearchUnavailableError
+from knowledgeweb.library.selectors import chunk_search
+from knowledgeweb.providers.errors import ProviderUnavailableError, UnsupportedToolError
+
+PROVIDER = "local"
+TOOL = "knowledge_search"
+MAX_TOP_K = 100
+
+
+class LocalProvider:
+    """Searches the app's own database; needs no URL and no credential."""
+
+    def __init__(self, *, top_k: int = 20, collection_names: Sequence[str] | None = None) -> None:
+        self.top_k = top_k
+        # None searches every collection.
+        self.collection_names = None if collection_names is None else tuple(collection_names)
+
+    def capabilities(self) -> Sequence[KnowledgeCapabilities]:
+        return (KnowledgeCapabilities(provider=PROVIDER, tool=TOOL, operations=("search", "sources")),)
+
+    def search(self, query: str, *, tool: str = TOOL, top_k: int | None = None) -> RetrievalResult:
+        if tool != TOOL:
+            raise UnsupportedToolError(f"The local index offers only the {TOOL} tool, not {tool!r}.")
+        limit = max(1, min(top_k if top_k is not None else self.top_k, MAX_TOP_K))
+        try:
+            rows = chunk_search(query=query, limit=limit, collection_names=self.collection_names)
+        except (DatabaseError, SearchUnavailableError) as exc:
+            raise ProviderUnavailableError(f"The local index could not be searched: {exc}") from exc
+        return RetrievalResult(provider=PROVIDER, query=query, tool=TOOL, hits=tuple(map(_hit, rows)))
+
+
+def _hit(row: ChunkHit) -> RetrievalHit:
+    page = row.page if row.page is not None and 1 <= row.page <= MAX_PDF_PAGE else None
+    return RetrievalHit(
+        text=row.text,
+        title=row.title,
+        dataset_name=row.collection_name,
+        url=public_url(row.source_url) or None,
+        page=page,
+        score=row.score,
+    )
