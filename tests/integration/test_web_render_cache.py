@@ -1,0 +1,198 @@
+"""Memoized validation and cached message fragments (SPEC §10), observed through the counters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, find_citations, format_result
+from knowledgeweb.threads.evidence import validation_counter
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import thread_messages
+from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.web.rendering import thread as thread_rendering
+from knowledgeweb.web.rendering.pipeline import render_counter
+from knowledgeweb.web.rendering.thread import render_thread
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    cache.clear()
+    validation_counter.reset()
+    render_counter.reset()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def owner() -> User:
+    return User.objects.create_user("owner", password="pw-owner-1")
+
+
+def _tool(thread: Thread, n: int) -> str:
+    hits = (RetrievalHit(text=f"Fact number {n}.", title=f"doc{n}.md"),)
+    content, artifact = format_result(RetrievalResult(provider="local", query="q", hits=hits))
+    message_append(
+        thread=thread, type="tool", name="knowledge_search", content=content, artifact=artifact, trusted=True
+    )
+    match = re.search(r"\(#(knowledge-source-[a-f0-9]{32})\)", content)
+    assert match is not None
+    return match.group(1)
+
+
+def _conversation(owner: User, turns: int) -> Thread:
+    thread = thread_create(owner=owner, title="Memo")
+    for n in range(turns):
+        message_append(thread=thread, type="human", content=f"Question {n}?")
+        handle = _tool(thread, n)
+        message_append(thread=thread, type="ai", content=f"Answer [{n}](#{handle}).")
+    return thread
+
+
+def test_a_cold_render_validates_each_tool_message_once(owner: User) -> None:
+    thread = _conversation(owner, 3)
+    render_thread(thread_messages(thread=thread))
+    assert validation_counter.count == 3
+    assert render_counter.count == 3
+
+
+def test_a_second_render_validates_nothing_and_renders_no_markdown(owner: User) -> None:
+    thread = _conversation(owner, 3)
+    first = render_thread(thread_messages(thread=thread))
+    validation_counter.reset()
+    render_counter.reset()
+
+    second = render_thread(thread_messages(thread=thread))
+
+    assert validation_counter.count == 0
+    assert render_counter.count == 0
+    assert [v.html for v in second.messages] == [v.html for v in first.messages]
+    assert [(e.evidence.handle, e.citations) for e in second.cited] == [
+        (e.evidence.handle, e.citations) for e in first.cited
+    ]
+
+
+def test_appending_a_tool_message_validates_exactly_that_message(owner: User) -> None:
+    thread = _conversation(owner, 3)
+    render_thread(thread_messages(thread=thread))
+    validation_counter.reset()
+    render_counter.reset()
+
+    handle = _tool(thread, 99)
+    view = render_thread(thread_messages(thread=thread))
+
+    assert validation_counter.count == 1
+    assert render_counter.count == 0
+    assert handle in {entry.evidence.handle for entry in view.uncited}
+
+
+def test_appending_an_answer_renders_exactly_that_answer(owner: User) -> None:
+    thread = _conversation(owner, 3)
+    handle = _tool(thread, 99)
+    render_thread(thread_messages(thread=thread))
+    validation_counter.reset()
+    render_counter.reset()
+
+    message_append(thread=thread, type="ai", content=f"New [answer](#{handle}).")
+    view = render_thread(thread_messages(thread=thread))
+
+    assert validation_counter.count == 0
+    assert render_counter.count == 1
+    assert 'data-citation="resolved"' in view.messages[-1].html
+
+
+def test_a_new_renderer_version_renders_every_answer_again(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = _conversation(owner, 3)
+    render_thread(thread_messages(thread=thread))
+    render_counter.reset()
+    monkeypatch.setattr(thread_rendering, "RENDERER_VERSION", thread_rendering.RENDERER_VERSION + 1)
+
+    render_thread(thread_messages(thread=thread))
+
+    assert render_counter.count == 3
+
+
+def test_a_warm_render_reads_all_fragments_in_one_cache_call(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = _conversation(owner, 4)
+    render_thread(thread_messages(thread=thread))
+    calls: list[int] = []
+    real_get_many = cache.get_many
+
+    def counting_get_many(keys: list[str]) -> dict[str, object]:
+        calls.append(len(keys))
+        return real_get_many(keys)
+
+    monkeypatch.setattr(cache, "get_many", counting_get_many)
+    render_thread(thread_messages(thread=thread))
+
+    assert calls == [8]  # 4 answers + 4 tool messages; human messages need no fragment
+
+
+def test_the_page_makes_the_same_number_of_queries_whatever_the_thread_length(owner: User) -> None:
+    client = Client()
+    client.force_login(owner)
+    short, long = _conversation(owner, 2), _conversation(owner, 12)
+
+    counts = []
+    for thread in (short, long):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(f"/threads/{thread.id}/")
+        assert response.status_code == 200
+        counts.append(len(queries))
+
+    assert counts[0] == counts[1]
+
+
+def test_an_800_message_thread_renders_one_hook_per_citation(owner: User) -> None:
+    messages: list[dict[str, object]] = []
+    written = 0
+    previous: str | None = None
+    for n in range(200):
+        hits = (
+            RetrievalHit(text=f"Excerpt {n} about topic {n % 7}.", title=f"doc-{n}.md"),
+            RetrievalHit(text=f"Second excerpt {n}.", title=f"extra-{n}.md", page=n + 1),
+        )
+        content, artifact = format_result(RetrievalResult(provider="local", query=f"q{n}", hits=hits))
+        handle = re.findall(r"\(#(knowledge-source-[a-f0-9]{32})\)", content)[0]
+        answer = (
+            f"Per [doc {n}](#{handle}) and [again](#user-content-{handle}), "
+            f"not [forged](#knowledge-source-{'0' * 32}) nor [bad](#knowledge-source-{'A' * 32}); "
+            f"`[code](#{handle})` is text."
+        )
+        if previous is not None:
+            answer += f" Earlier: [prev](#{previous})."
+        previous = handle
+        written += len(find_citations(answer))
+        messages += [
+            {"type": "human", "content": f"Question {n}?"},
+            {"type": "tool", "name": "knowledge_search", "content": content, "artifact": artifact},
+            {"type": "ai", "content": answer},
+            {"type": "system", "content": f"Checkpoint {n}."},
+        ]
+    thread = thread_import(owner=owner, title="Long", messages=messages, trusted=True)
+    client = Client()
+    client.force_login(owner)
+
+    response = client.get(f"/threads/{thread.id}/")
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert len(messages) == 800
+    assert html.count("data-citation=") == written == 200 * 5 - 1
+    assert html.count('data-citation="resolved"') == 200 * 3 - 1
+    assert html.count('data-citation="unresolved"') == 200
+    assert html.count('data-citation="malformed"') == 200
+    assert validation_counter.count == 200

@@ -1,0 +1,180 @@
+"""Assistant content through markdown -> sanitize -> resolve, with evidence built by the real core."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from knowledgeweb.knowledge import (
+    Evidence,
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    find_citations,
+    format_result,
+    read_sources,
+)
+from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED
+from knowledgeweb.web.rendering.markdown import markdown_to_html
+from knowledgeweb.web.rendering.pipeline import render_assistant_content, render_counter
+
+
+def _shared() -> dict[str, Evidence]:
+    content, artifact = format_result(
+        RetrievalResult(
+            provider="local",
+            query="q",
+            hits=(RetrievalHit(text="Cats purr & <b>sleep</b>.", title="cats.md"),),
+        )
+    )
+    return read_sources("knowledge_search", content, artifact)
+
+
+def _native() -> dict[str, Evidence]:
+    hit = RetrievalHit(
+        text="Chunk one.",
+        title="report.pdf",
+        dataset_name="Reports",
+        locator=RagflowLocator(dataset_id="d", document_id="doc", chunk_id="c", pages=(2,)),
+    )
+    content, artifact = format_result(RetrievalResult(provider="ragflow", query="q", hits=(hit,)))
+    return read_sources("knowledge_search", content, artifact)
+
+
+def _only(evidence: dict[str, Evidence]) -> Evidence:
+    (source,) = evidence.values()
+    return source
+
+
+def _resolved_hook(source: Evidence, label: str) -> str:
+    return (
+        f'<a class="citation" data-citation="resolved" data-source-id="{source.id}" '
+        f'href="#{source.handle}">{label}</a>'
+    )
+
+
+def test_it_shows_raw_html_in_markdown_as_text() -> None:
+    html = markdown_to_html('<script>alert(1)</script> <img src=x onerror="alert(1)">')
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html
+
+
+def test_it_renders_images_as_their_alt_text() -> None:
+    html = markdown_to_html("![a <b> chart](https://tracker.example/pixel.png)")
+    assert html == "<p><em>a &lt;b&gt; chart</em></p>\n"
+
+
+@pytest.mark.parametrize("prefix", ["", "user-content-"])
+def test_it_resolves_both_shared_forms_to_the_same_hook(prefix: str) -> None:
+    evidence = _shared()
+    source = _only(evidence)
+    rendered = render_assistant_content(f"Purring [cats](#{prefix}{source.handle}).", evidence)
+    assert rendered.html.strip() == f"<p>Purring {_resolved_hook(source, 'cats')}.</p>"
+    assert [v.state for v in rendered.verdicts] == ["resolved"]
+
+
+@pytest.mark.parametrize("prefix", ["", "user-content-"])
+def test_it_resolves_the_native_form_to_its_own_handle(prefix: str) -> None:
+    evidence = _native()
+    source = _only(evidence)
+    assert source.handle == f"knowledge-{source.id}"
+    rendered = render_assistant_content(f"See [1](#{prefix}{source.handle}).", evidence)
+    assert rendered.html.strip() == f"<p>See {_resolved_hook(source, '1')}.</p>"
+
+
+def test_it_keeps_the_answers_formatting_inside_the_label() -> None:
+    evidence = _shared()
+    source = _only(evidence)
+    rendered = render_assistant_content(f"[*purr* `x`](#{source.handle})", evidence)
+    assert _resolved_hook(source, "<em>purr</em> <code>x</code>") in rendered.html
+    assert rendered.verdicts[0].label == "purr x"
+
+
+def test_it_renders_a_citation_without_evidence_as_an_inert_unresolved_span() -> None:
+    rendered = render_assistant_content(f"[forged](#knowledge-source-{'0' * 32})", _shared())
+    assert rendered.html.strip() == (
+        f'<p><span class="citation" data-citation="unresolved" title="{REASON_UNRESOLVED}">forged</span></p>'
+    )
+    assert "href" not in rendered.html
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "#knowledge-source-" + "A" * 32,
+        "#knowledge-source-" + "a" * 31,
+        "#knowledge-" + "a" * 32 + "-0",
+        "#knowledge-" + "a" * 32 + "-1000",
+        "https://evil.example/#knowledge-source-" + "a" * 32,
+        "/threads/#knowledge-source-" + "a" * 32,
+        "#Knowledge-source-" + "a" * 32,
+    ],
+)
+def test_it_renders_malformed_citation_hrefs_as_malformed_spans(href: str) -> None:
+    rendered = render_assistant_content(f"[bad]({href})", _shared())
+    assert rendered.html.strip() == (
+        f'<p><span class="citation" data-citation="malformed" title="{REASON_MALFORMED}">bad</span></p>'
+    )
+
+
+def test_it_never_turns_citations_in_code_into_hooks() -> None:
+    evidence = _shared()
+    source = _only(evidence)
+    text = f"`[a](#{source.handle})`\n\n```\n[b](#{source.handle})\n```\n\n    [c](#{source.handle})\n"
+    rendered = render_assistant_content(text, evidence)
+    assert "data-citation" not in rendered.html
+    assert rendered.verdicts == ()
+
+
+def test_it_leaves_ordinary_links_alone() -> None:
+    rendered = render_assistant_content("[docs](https://example.org/docs) and [top](#top)", {})
+    assert rendered.html.strip() == (
+        '<p><a href="https://example.org/docs" rel="noopener noreferrer">docs</a> and <a href="#top">top</a></p>'
+    )
+
+
+def test_it_shows_a_forged_panel_id_in_ai_markdown_as_text() -> None:
+    evidence = _shared()
+    source = _only(evidence)
+    text = f'<div id="{source.handle}">fake source</div> [x](#{source.handle})'
+    rendered = render_assistant_content(text, evidence)
+    assert f'id="{source.handle}"' not in rendered.html
+    assert f"&lt;div id=&quot;{source.handle}&quot;&gt;fake source&lt;/div&gt;" in rendered.html
+    assert rendered.html.count('data-citation="resolved"') == 1
+
+
+def test_it_does_not_let_the_label_establish_evidence() -> None:
+    rendered = render_assistant_content(f"[cats.md](#knowledge-source-{'1' * 32})", _shared())
+    assert 'data-citation="unresolved"' in rendered.html
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "[a](#knowledge-source-{id}) [b](#user-content-knowledge-source-{id}) [c](#knowledge-source-{zero})",
+        "Line\n[a](#knowledge-source-{id}\n) and [d](<#knowledge-source-{id}>)",
+        "[a][r]\n\n[r]: #knowledge-source-{id}",
+        "> quote [a](#knowledge-source-{id})\n\n- item [b](#KNOWLEDGE-source-{id})",
+        "[outer [inner](#knowledge-source-{id})](#knowledge-source-{zero})",
+        "![img](#knowledge-source-{id}) [x](https://e.example/#knowledge-source-{id})",
+        '<https://e.example/#knowledge-source-{id}> [t](#knowledge-source-{id} "title")',
+        "[r](/x#knowledge-source-{id}) [s](//evil.example/#knowledge-source-{id}) [m](mailto:a@b.example)",
+    ],
+)
+def test_it_emits_exactly_one_hook_per_citation_the_core_finds(markdown: str) -> None:
+    evidence = _shared()
+    text = markdown.format(id=_only(evidence).id, zero="0" * 32)
+    rendered = render_assistant_content(text, evidence)
+    hooks = re.findall(r'data-citation="(\w+)"', rendered.html)
+    found = find_citations(text)
+    assert len(hooks) == len(found)
+    assert [v.state for v in rendered.verdicts] == hooks
+
+
+def test_it_counts_each_markdown_render() -> None:
+    render_counter.reset()
+    render_assistant_content("one", {})
+    render_assistant_content("two", {})
+    assert render_counter.count == 2
