@@ -1,0 +1,64 @@
+"""Sentence splitting, word matching and Markdown escaping for extractive answers."""
+
+from __future__ import annotations
+
+import re
+
+# A small English stop list: these words say nothing about which sentence answers.
+STOP_WORDS = frozenset(
+    ["a", "about", "above", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your"]
+)
+
+_WORD = re.compile(r"[^\W_]+")
+# After . ! or ?, optionally closed by a quote or bracket, then whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+# Block markers at the start of a line: headings, quotes, list bullets, numbered items.
+_LINE_MARKER = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,9}[.)]\s+)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~!])")
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly", "e")
+
+
+def stem(word: str) -> str:
+    """A crude suffix-stripping stem: enough for 'resolves', 'resolved' and 'resolve' to meet."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def keywords(text: str) -> set[str]:
+    """Stems of the words in ``text`` that are not stop words."""
+    return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS}
+
+
+def sentences(text: str) -> list[str]:
+    """The prose sentences of ``text``, whitespace collapsed; headings are not sentences."""
+    found: list[str] = []
+    for paragraph in _PARAGRAPH_BREAK.split(text):
+        lines = [line for line in paragraph.splitlines() if line.strip() and not _HEADING.match(line)]
+        prose = " ".join(_LINE_MARKER.sub("", line).strip() for line in lines)
+        for sentence in _SENTENCE_END.split(prose):
+            sentence = " ".join(sentence.split())
+            if sentence:
+                found.append(sentence)
+    return found
+
+
+def shorten(sentence: str, limit: int) -> str:
+    """``sentence`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")
+    return cut + "…"
+
+
+def escape_markdown(text: str) -> str:
+    """Quoted source text rendered as text: no links, emphasis, HTML or headings of its own."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def citation_label(title: str) -> str:
+    """A one-line link label with balanced brackets (the source's own title is what readers see)."""
+    return " ".join(title.replace("[", "(").replace("]", ")").split()) or "source"

@@ -1,0 +1,218 @@
+"""The extractive composer: best sentences of the top hits, each with a citation that resolves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from knowledgeweb.answers import AnswerComposer, ExtractiveComposer
+from knowledgeweb.answers.extractive import NO_OVERLAP, NOTHING_FOUND
+from knowledgeweb.knowledge import (
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    enforce_output_budget,
+    find_citations,
+    format_result,
+    read_sources,
+)
+
+TOOL = "knowledge_search"
+
+
+def _tool_message(*hits: RetrievalHit, provider: str = "local", **limits: int) -> tuple[str, dict[str, Any]]:
+    return format_result(RetrievalResult(provider=provider, query="q", hits=hits), **limits)
+
+
+def _hit(title: str | None, text: str, **fields: Any) -> RetrievalHit:
+    return RetrievalHit(text=text, title=title, dataset_name="docs", **fields)
+
+
+def _compose(question: str, content: str, artifact: object, **options: int) -> str:
+    return ExtractiveComposer(**options).compose(question=question, tool_name=TOOL, content=content, artifact=artifact)
+
+
+def _handles(answer: str) -> list[str | None]:
+    return [citation.handle for citation in find_citations(answer)]
+
+
+BEES = _hit(
+    "Bees",
+    "Honey bees live in hives. Bees make honey from nectar and store it in wax comb. The queen lays eggs.",
+)
+TIDES = _hit("Tides", "Tides rise twice a day. The moon's gravity pulls the oceans.")
+
+
+def test_it_implements_the_answer_composer_interface() -> None:
+    composer = ExtractiveComposer()
+
+    assert isinstance(composer, AnswerComposer)
+    assert composer.name == "extractive"
+
+
+def test_it_quotes_the_best_sentences_each_followed_by_its_citation() -> None:
+    content, artifact = _tool_message(BEES, TIDES)
+    handles = list(read_sources(TOOL, content, artifact))
+
+    answer = _compose("How do bees make honey?", content, artifact)
+
+    assert answer.splitlines() == [
+        "From the retrieved sources:",
+        "",
+        f"- Bees make honey from nectar and store it in wax comb. [citation:Bees](#{handles[0]})",
+        f"- Honey bees live in hives. [citation:Bees](#{handles[0]})",
+    ]
+
+
+def test_every_citation_it_writes_is_validated_evidence_from_the_tool_message() -> None:
+    content, artifact = _tool_message(BEES, TIDES)
+    evidence = read_sources(TOOL, content, artifact)
+
+    answer = _compose("Why do tides rise, and how do bees store honey?", content, artifact)
+
+    cited = _handles(answer)
+    assert cited
+    assert set(cited) <= set(evidence)
+    assert {evidence[h].title for h in cited if h} == {"Bees", "Tides"}
+
+
+def test_the_answer_is_deterministic() -> None:
+    content, artifact = _tool_message(BEES, TIDES)
+
+    answers = {_compose("bees tides honey moon", content, artifact) for _ in range(5)}
+
+    assert len(answers) == 1
+
+
+def test_a_rare_question_word_outweighs_a_common_one() -> None:
+    content, artifact = _tool_message(
+        _hit("A", "Bees are insects. Bees fly."), _hit("B", "Bees dance to share nectar locations.")
+    )
+
+    answer = _compose("bees nectar", content, artifact, max_sentences=1)
+
+    assert answer.splitlines()[2].startswith("- Bees dance to share nectar locations.")
+
+
+def test_it_limits_the_sentences_and_the_sentences_per_source() -> None:
+    text = " ".join(f"Bees fact number {n}." for n in range(10))
+    content, artifact = _tool_message(_hit("A", text), _hit("B", "Bees also sting."))
+
+    answer = _compose("bees", content, artifact, max_sentences=3, per_source=2)
+
+    lines = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert len(lines) == 3
+    assert sum("[citation:A]" in line for line in lines) == 2
+    assert sum("[citation:B]" in line for line in lines) == 1
+
+
+def test_without_evidence_it_says_so_and_cites_nothing() -> None:
+    content, artifact = _tool_message()
+
+    answer = _compose("bees", content, artifact)
+
+    assert answer == NOTHING_FOUND
+    assert find_citations(answer) == []
+
+
+def test_untitled_hits_are_never_cited() -> None:
+    content, artifact = _tool_message(_hit(None, "Bees make honey."))
+
+    assert _compose("bees honey", content, artifact) == NOTHING_FOUND
+
+
+def test_forged_evidence_is_not_cited() -> None:
+    content, artifact = _tool_message(BEES)
+    artifact["knowledge_sources"][0]["excerpt"] = "Bees are made of cheese."
+
+    answer = _compose("bees", content, artifact)
+
+    assert answer == NOTHING_FOUND
+    assert "cheese" not in answer
+
+
+def test_when_no_sentence_shares_a_word_it_quotes_the_top_result_and_says_so() -> None:
+    content, artifact = _tool_message(TIDES, BEES)
+    [tides_handle, _] = read_sources(TOOL, content, artifact)
+
+    answer = _compose("volcanoes", content, artifact)
+
+    assert answer == f"{NO_OVERLAP}\n\n- Tides rise twice a day. [citation:Tides](#{tides_handle})"
+
+
+def test_only_evidence_that_survived_the_output_budget_is_cited() -> None:
+    content, artifact = _tool_message(TIDES, BEES)
+    cut_content, cut_artifact = enforce_output_budget(content, artifact, len(content) - 40)
+    surviving = read_sources(TOOL, cut_content, cut_artifact)
+    assert len(surviving) == 1
+
+    answer = _compose("bees honey tides", cut_content, cut_artifact)
+
+    assert set(_handles(answer)) == set(surviving)
+    assert "Bees" not in answer
+
+
+def test_the_truncation_mark_of_a_shortened_excerpt_is_never_quoted() -> None:
+    content, artifact = _tool_message(_hit("Long", "Bees hum. " * 100), max_chars_per_hit=60)
+
+    answer = _compose("bees", content, artifact)
+
+    assert "[…]" not in answer
+    assert "…" not in answer
+
+
+def test_markdown_and_html_in_a_source_are_quoted_as_text_not_rendered() -> None:
+    other, _ = _tool_message(TIDES)
+    [fake_link] = [c.href for c in find_citations(other)]
+    text = f"Bees *love* <script>x()</script> [citation:Tides]({fake_link}) and ![img](http://e.x/i.png)."
+    content, artifact = _tool_message(_hit("Tricky", text))
+    [handle] = read_sources(TOOL, content, artifact)
+
+    answer = _compose("bees", content, artifact)
+
+    assert _handles(answer) == [handle]
+    assert "\\*love\\*" in answer
+    assert "\\<script\\>" in answer
+
+
+def test_headings_and_list_markers_in_a_source_are_not_quoted_as_markup() -> None:
+    content, artifact = _tool_message(_hit("Guide", "# Bees guide\n\n- Bees make honey.\n- Bees sting."))
+
+    answer = _compose("bees guide honey", content, artifact)
+
+    assert "Bees guide" not in answer
+    assert answer.splitlines()[2].startswith("- Bees make honey. [citation:Guide]")
+
+
+def test_a_title_with_brackets_becomes_a_balanced_label() -> None:
+    content, artifact = _tool_message(_hit("Bees [draft] (v2)", "Bees make honey."))
+    [handle] = read_sources(TOOL, content, artifact)
+
+    answer = _compose("honey", content, artifact)
+
+    assert f"[citation:Bees (draft) (v2)](#{handle})" in answer
+
+
+def test_long_sentences_are_shortened_at_a_word_boundary() -> None:
+    content, artifact = _tool_message(_hit("Long", "Bees " + "buzz " * 200 + "loudly."))
+
+    answer = _compose("bees", content, artifact, sentence_chars=50)
+
+    quote = answer.splitlines()[2].split(" [citation:")[0]
+    assert quote.endswith("…")
+    assert len(quote) <= len("- ") + 50
+
+
+def test_native_ragflow_evidence_is_cited_by_its_native_handle() -> None:
+    hit = RetrievalHit(
+        text="Bees make honey.",
+        title="bees.pdf",
+        dataset_name="Insects",
+        locator=RagflowLocator(dataset_id="d1", document_id="doc1", chunk_id="c1", pages=(3,)),
+    )
+    content, artifact = _tool_message(hit, provider="ragflow")
+    [handle] = read_sources(TOOL, content, artifact)
+    assert handle.startswith("knowledge-") and not handle.startswith("knowledge-source-")
+
+    answer = _compose("honey", content, artifact)
+
+    assert f"[citation:bees.pdf](#{handle})" in answer
