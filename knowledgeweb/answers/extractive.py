@@ -10,9 +10,7 @@ from knowledgeweb.knowledge import Evidence, read_sources
 from knowledgeweb.knowledge.bounds import TRUNCATION_MARK
 
 NOTHING_FOUND = "The search found no citable sources for this question, so there is nothing to quote."
-NO_OVERLAP = (
-    "None of the retrieved passages uses the words of the question. The top result begins:"
-)
+NO_OVERLAP = "None of the retrieved passages uses the words of the question. The top result begins:"
 INTRODUCTION = "From the retrieved sources:"
 
 

@@ -28,7 +28,9 @@ def _hit(title: str | None, text: str, **fields: Any) -> RetrievalHit:
 
 
 def _compose(question: str, content: str, artifact: object, **options: int) -> str:
-    return ExtractiveComposer(**options).compose(question=question, tool_name=TOOL, content=content, artifact=artifact)
+    return ExtractiveComposer(**options).compose(
+        question=question, tool_name=TOOL, content=content, artifact=artifact
+    )
 
 
 def _handles(answer: str) -> list[str | None]:
@@ -211,7 +213,8 @@ def test_native_ragflow_evidence_is_cited_by_its_native_handle() -> None:
     )
     content, artifact = _tool_message(hit, provider="ragflow")
     [handle] = read_sources(TOOL, content, artifact)
-    assert handle.startswith("knowledge-") and not handle.startswith("knowledge-source-")
+    assert handle.startswith("knowledge-")
+    assert not handle.startswith("knowledge-source-")
 
     answer = _compose("honey", content, artifact)
 
