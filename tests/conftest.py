@@ -1,13 +1,17 @@
-"""Fixtures shared by every suite: users, a thread, and an API client holding a token."""
+"""Fixtures shared by every suite: users, a thread, an API client holding a token, retrieval messages."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.services import thread_create, token_create
+from knowledgeweb.knowledge import RetrievalResult, format_result
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services import message_append, thread_create, token_create
 
 
 @pytest.fixture
@@ -36,3 +40,18 @@ def api_token(user: User) -> str:
 def api_client(api_token: str) -> Client:
     """A Django test client that authenticates every request as ``user`` with a bearer token."""
     return Client(HTTP_AUTHORIZATION=f"Bearer {api_token}")
+
+
+@pytest.fixture
+def append_retrieval() -> Callable[..., Message]:
+    """Append a real ``format_result`` tool message, as the retrieval service would (trusted)."""
+
+    def append(
+        thread: Thread, result: RetrievalResult, *, name: str = "knowledge_search", **format_options: Any
+    ) -> Message:
+        content, artifact = format_result(result, **format_options)
+        return message_append(
+            thread=thread, type="tool", name=name, content=content, artifact=artifact, trusted=True
+        )
+
+    return append

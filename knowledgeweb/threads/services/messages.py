@@ -62,8 +62,9 @@ def message_build(
         digest=message_digest(content=content, artifact=stored_artifact),
     )
     try:
-        # seq is assigned under the lock; the thread is checked by the caller.
-        message.full_clean(exclude=["seq", "thread"], validate_constraints=False)
+        # seq is assigned under the lock, the thread is checked there too, and the
+        # database enforces uniqueness: no query here, so a race cannot fail it.
+        message.full_clean(exclude=["seq", "thread"], validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
         raise MessageInvalidError(_describe(exc)) from exc
     return message

@@ -1,0 +1,108 @@
+"""Appending messages: validation, the trust boundary, digests and immutability."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from knowledgeweb.threads.errors import MessageImmutableError, MessageInvalidError, ThreadNotFound
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import thread_get_for_owner, thread_list_for_owner, thread_messages
+from knowledgeweb.threads.services import message_append, message_digest, thread_create
+
+pytestmark = pytest.mark.django_db
+
+RESERVED = {
+    "knowledge_sources": [{"id": "x"}],
+    "knowledge_sources_version": 1,
+    "retrieval_sources": [{"id": "y"}],
+}
+
+
+def test_it_numbers_messages_from_one_in_order(thread: Thread) -> None:
+    for text in ("q", "a", "q2"):
+        message_append(thread=thread, type="human", content=text)
+    assert [(m.seq, m.content) for m in thread_messages(thread=thread)] == [(1, "q"), (2, "a"), (3, "q2")]
+
+
+def test_it_strips_all_reserved_keys_from_a_caller_artifact_and_keeps_the_others(thread: Thread) -> None:
+    supplied = {**RESERVED, "trace_id": "t-1", "nested": {"knowledge_sources": "kept: not top level"}}
+    message = message_append(thread=thread, type="tool", name="knowledge_search", content="c", artifact=supplied)
+    stored = Message.objects.get(pk=message.pk)
+    assert stored.artifact == {"trace_id": "t-1", "nested": {"knowledge_sources": "kept: not top level"}}
+    assert supplied["knowledge_sources_version"] == 1, "the caller's dict is not mutated"
+
+
+def test_it_keeps_reserved_keys_only_for_a_trusted_producer(thread: Thread) -> None:
+    message = message_append(thread=thread, type="tool", content="c", artifact=dict(RESERVED), trusted=True)
+    assert Message.objects.get(pk=message.pk).artifact == RESERVED
+
+
+def test_it_records_a_digest_of_the_stored_content_and_artifact(thread: Thread) -> None:
+    message = message_append(thread=thread, type="tool", content="c", artifact={"a": 1, **RESERVED})
+    assert message.digest == message_digest(content="c", artifact={"a": 1})
+    assert message.digest != message_digest(content="c", artifact={"a": 2})
+    assert message.digest != message_digest(content="d", artifact={"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"type": "robot", "content": "x"}, "unknown message type 'robot'"),
+        ({"type": "ai", "content": None}, "content must be a string"),
+        ({"type": "tool", "content": "x", "artifact": ["a", "list"]}, "artifact must be a JSON object or null"),
+        ({"type": "ai", "content": "x", "status": "done"}, "status"),
+        ({"type": "tool", "content": "x", "name": "n" * 129}, "name"),
+    ],
+)
+def test_it_refuses_an_invalid_message_and_writes_nothing(thread: Thread, fields: dict, error: str) -> None:
+    with pytest.raises(MessageInvalidError) as caught:
+        message_append(thread=thread, **fields)
+    assert error in str(caught.value)
+    assert Message.objects.count() == 0
+
+
+def test_it_refuses_to_save_a_written_message_again(thread: Thread) -> None:
+    message = message_append(thread=thread, type="ai", content="original")
+    message.content = "edited"
+    with pytest.raises(MessageImmutableError, match="immutable"):
+        message.save()
+    assert Message.objects.get(pk=message.pk).content == "original"
+
+
+def test_it_refuses_a_queryset_update_of_messages(thread: Thread) -> None:
+    message = message_append(thread=thread, type="ai", content="original")
+    with pytest.raises(MessageImmutableError):
+        Message.objects.filter(pk=message.pk).update(content="edited")
+    with pytest.raises(MessageImmutableError):
+        Message.objects.bulk_update([message], ["content"])
+    assert Message.objects.get(pk=message.pk).content == "original"
+
+
+def test_it_offers_no_update_service() -> None:
+    from knowledgeweb.threads import services
+
+    assert not [name for name in services.__all__ if "update" in name or "edit" in name]
+
+
+def test_it_bumps_the_thread_updated_at_on_append(thread: Thread) -> None:
+    before = thread.updated_at
+    message_append(thread=thread, type="human", content="q")
+    thread.refresh_from_db()
+    assert thread.updated_at > before
+
+
+def test_another_users_thread_is_not_found(thread: Thread, other_user: User) -> None:
+    with pytest.raises(ThreadNotFound):
+        thread_get_for_owner(owner=other_user, thread_id=thread.id)
+    with pytest.raises(ThreadNotFound):
+        thread_get_for_owner(owner=other_user, thread_id="not-a-uuid")
+    assert list(thread_list_for_owner(owner=other_user)) == []
+
+
+def test_it_lists_only_the_owners_threads_with_message_counts(user: User, other_user: User) -> None:
+    mine = thread_create(owner=user, title="mine")
+    message_append(thread=mine, type="human", content="q")
+    thread_create(owner=other_user, title="theirs")
+    listed = list(thread_list_for_owner(owner=user))
+    assert [(t.title, t.message_count) for t in listed] == [("mine", 1)]  # type: ignore[attr-defined]
