@@ -1,0 +1,192 @@
+"""The one HTTP client factory: redirects, timeouts, the 4 MiB cap, JSON, redaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from knowledgeweb.providers.client import (
+    MAX_BODY_BYTES,
+    Connection,
+    ProviderSession,
+    build_client,
+    transport_override,
+)
+from knowledgeweb.providers.errors import (
+    MalformedResponseError,
+    ProviderConfigurationError,
+    ProviderHTTPError,
+    ProviderRedirectError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+    ResponseTooLargeError,
+)
+from tests.unit.test_providers_synthetic import RAGFLOW_KEY, RAGFLOW_URL, Upstream
+
+
+def connection(upstream: Upstream, *, timeout: float = 7) -> Connection:
+    return Connection(
+        label="RAGFlow",
+        base_url=RAGFLOW_URL,
+        timeout=timeout,
+        headers={"Authorization": f"Bearer {RAGFLOW_KEY}"},
+        secrets=(RAGFLOW_KEY,),
+        transport=upstream.transport,
+    )
+
+
+def get(upstream: Upstream, path: str = "/api/v1/datasets", *, timeout: float = 7) -> object:
+    with ProviderSession(connection(upstream, timeout=timeout)) as session:
+        return session.get(path)
+
+
+def test_the_factory_never_follows_redirects_and_uses_the_given_timeout() -> None:
+    client = build_client(timeout=12)
+    assert client.follow_redirects is False
+    assert client.timeout == httpx.Timeout(12)
+    assert client.trust_env is False
+    client.close()
+
+
+def test_it_refuses_a_redirect_and_never_contacts_its_target() -> None:
+    upstream = Upstream(
+        lambda request: (
+            httpx.Response(302, headers={"Location": "https://elsewhere.example.test/steal"})
+            if request.url.host == "ragflow.example.test"
+            else httpx.Response(200, json={"code": 0, "data": []})
+        )
+    )
+    with pytest.raises(ProviderRedirectError, match=r"HTTP 302 \(a redirect\).*never followed"):
+        get(upstream)
+    assert [request.url.host for request in upstream.requests] == ["ragflow.example.test"]
+
+
+def test_it_reports_a_timeout_with_the_bindings_limit() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    with pytest.raises(ProviderTimeoutError, match="did not answer within 9 seconds"):
+        get(Upstream(slow), timeout=9)
+
+
+def test_it_reports_an_unreachable_server() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with pytest.raises(ProviderUnavailableError, match="could not be reached"):
+        get(Upstream(refuse))
+
+
+def test_it_stops_reading_a_streamed_body_past_four_mebibytes() -> None:
+    piece = b" " * (256 * 1024)
+    produced = 0
+
+    def endless() -> Iterator[bytes]:
+        nonlocal produced
+        for _ in range(256):  # 64 MiB if read to the end
+            produced += 1
+            yield piece
+
+    upstream = Upstream(lambda request: httpx.Response(200, content=endless()))
+    with pytest.raises(ResponseTooLargeError, match="passed the 4 MiB limit; reading stopped"):
+        get(upstream)
+    assert produced == MAX_BODY_BYTES // len(piece) + 1
+
+
+def test_it_refuses_a_declared_length_over_the_cap_without_reading() -> None:
+    produced = 0
+
+    def body() -> Iterator[bytes]:
+        nonlocal produced
+        produced += 1
+        yield b"{}"
+
+    upstream = Upstream(
+        lambda request: httpx.Response(
+            200, headers={"Content-Length": str(MAX_BODY_BYTES + 1)}, content=body()
+        )
+    )
+    with pytest.raises(ResponseTooLargeError, match="larger than the 4 MiB limit"):
+        get(upstream)
+    assert produced == 0
+
+
+def test_a_body_of_exactly_four_mebibytes_is_read() -> None:
+    payload = json.dumps({"code": 0, "data": "x" * (MAX_BODY_BYTES - 24)}).encode()
+    payload += b" " * (MAX_BODY_BYTES - len(payload))
+    assert len(payload) == MAX_BODY_BYTES
+    reply = get(Upstream(lambda request: httpx.Response(200, content=payload)))
+    assert reply.status == 200  # type: ignore[attr-defined]
+
+
+def test_it_reports_malformed_json() -> None:
+    upstream = Upstream(lambda request: httpx.Response(200, content=b"{'code': 0,"))
+    with pytest.raises(MalformedResponseError, match=r"malformed JSON \(HTTP 200\)"):
+        get(upstream)
+
+
+def test_it_reports_an_empty_success_body() -> None:
+    with pytest.raises(MalformedResponseError, match="empty body"):
+        get(Upstream(lambda request: httpx.Response(200, content=b"")))
+
+
+def test_a_non_json_error_body_reaches_the_adapter_as_none() -> None:
+    reply = get(Upstream(lambda request: httpx.Response(401, content=b"<html>no</html>")))
+    assert (reply.status, reply.body) == (401, None)  # type: ignore[attr-defined]
+
+
+def test_it_reports_a_server_error_with_the_providers_detail() -> None:
+    upstream = Upstream(
+        lambda request: httpx.Response(500, json={"detail": "Internal server error (error_id: x1)"})
+    )
+    with pytest.raises(
+        ProviderHTTPError, match=r"RAGFlow answered HTTP 500: Internal server error \(error_id: x1\)"
+    ):
+        get(upstream)
+
+
+def test_a_server_error_echoing_the_key_is_redacted() -> None:
+    upstream = Upstream(
+        lambda request: httpx.Response(
+            500, json={"detail": f"bad header Authorization: Bearer {RAGFLOW_KEY} for {RAGFLOW_KEY}"}
+        )
+    )
+    with pytest.raises(ProviderHTTPError) as caught:
+        get(upstream)
+    assert RAGFLOW_KEY not in str(caught.value)
+    assert "[redacted]" in str(caught.value)
+
+
+def test_json_bodies_come_back_with_the_key_removed() -> None:
+    upstream = Upstream(
+        lambda request: httpx.Response(200, json={"code": 0, "data": [f"echo {RAGFLOW_KEY}"]})
+    )
+    reply = get(upstream)
+    assert reply.body == {"code": 0, "data": ["echo [redacted]"]}  # type: ignore[attr-defined]
+
+
+def test_the_credential_travels_only_in_its_header_and_never_in_the_repr() -> None:
+    upstream = Upstream(lambda request: httpx.Response(200, json={"code": 0, "data": []}))
+    get(upstream)
+    request = upstream.requests[0]
+    assert request.headers["Authorization"] == f"Bearer {RAGFLOW_KEY}"
+    assert RAGFLOW_KEY not in str(request.url)
+    assert RAGFLOW_KEY not in repr(connection(upstream))
+
+
+@pytest.mark.parametrize("base_url", ["ftp://ragflow.example.test", "ragflow.example.test", "", "https://"])
+def test_it_refuses_a_base_url_that_is_not_http_or_https(base_url: str) -> None:
+    with pytest.raises(ProviderConfigurationError, match=r"needs an http:// or https:// base URL"):
+        Connection(label="RAGFlow", base_url=base_url, timeout=5)
+
+
+def test_transport_override_routes_the_factory_and_is_undone_on_exit() -> None:
+    upstream = Upstream(lambda request: httpx.Response(200, json={"code": 0, "data": []}))
+    with transport_override(upstream.transport):
+        with ProviderSession(Connection(label="RAGFlow", base_url=RAGFLOW_URL, timeout=5)) as session:
+            session.get("/api/v1/datasets")
+        assert len(upstream.requests) == 1
+    assert build_client(timeout=5)._transport is not upstream.transport
