@@ -64,7 +64,7 @@ def read_sources(name: str | None, content: object, artifact: object) -> dict[st
         return {}
     found: dict[str, Evidence] = {}
     ks = artifact.get("knowledge_sources")
-    if isinstance(ks, dict) and name in NATIVE_TOOLS:
+    if isinstance(ks, dict) and isinstance(name, str) and name in NATIVE_TOOLS:
         _collect(found, _native_records(ks), _native_evidence, content)
     if is_version(artifact.get("knowledge_sources_version"), SHARED_VERSION):
         for key in ("knowledge_sources", "retrieval_sources"):
