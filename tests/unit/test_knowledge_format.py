@@ -302,9 +302,9 @@ def test_shown_hits_are_whole_at_most_one_hundred_and_the_notice_counts_the_rest
     nonblank = [(n, hit) for n, hit in enumerate(result.hits, 1) if hit.text.strip()]
     shown = {n for n, _ in nonblank if marker(n) in content}
     recorded = {
-        n
+        n: record
         for n, _ in nonblank
-        for _, excerpt, _ in artifact_records(artifact)
+        for _, excerpt, record in artifact_records(artifact)
         if excerpt.startswith(marker(n))
     }
 
@@ -314,7 +314,13 @@ def test_shown_hits_are_whole_at_most_one_hundred_and_the_notice_counts_the_rest
         cited = hit.kind == "document" and hit.title is not None and hit.title.strip() != ""
         # A cited hit is either shown with its evidence or absent altogether.
         assert (n in shown) == (n in recorded) if cited else n not in recorded
-    for _, excerpt, record in artifact_records(artifact):
+    for n, hit in nonblank:
+        if n not in recorded:
+            continue
+        record = recorded[n]
+        excerpt = record.get("excerpt", record.get("text"))
+        shortened = len(hit.text) > budget["max_chars_per_hit"]
         assert len(excerpt) <= budget["max_chars_per_hit"]
-        assert record.get("truncated", excerpt.endswith(TRUNCATION_MARK)) == excerpt.endswith(TRUNCATION_MARK)
+        assert excerpt == hit.text if not shortened else excerpt.endswith(TRUNCATION_MARK)
+        assert record.get("truncated", shortened) == shortened
     assert len(content) <= budget["max_total_chars"] or not shown

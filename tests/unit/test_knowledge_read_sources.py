@@ -223,6 +223,12 @@ def test_it_reads_a_native_snapshot_only_from_knowledge_search_and_task() -> Non
         assert read_sources(name, content, artifact) == {}
 
 
+@pytest.mark.parametrize("name", [["task"], {"knowledge_search": 1}, 7])
+def test_it_rejects_a_native_snapshot_when_the_tool_name_is_not_a_string(name: Any) -> None:
+    content, artifact = native_message([native_record(1)])
+    assert read_sources(name, content, artifact) == {}
+
+
 def test_it_reads_the_shared_envelope_from_any_tool_name() -> None:
     content, artifact = shared_message([GOOD])
     for name in ["knowledge_search", "lightrag_relations", "anything", None]:
