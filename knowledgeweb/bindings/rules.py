@@ -1,0 +1,185 @@
+"""Every rule a binding must satisfy (SPEC §5), as plain checks.
+
+The model's ``clean()`` turns these into admin errors on save, and the retrieval
+service runs them again at use, so a binding edited directly in the database is
+still refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from knowledgeweb.bindings.choices import REMOTE_PROVIDERS, BindingProvider, BindingScope, BindingTool
+from knowledgeweb.providers.credentials import ENV_NAME_PATTERN
+from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+MAX_AGENT_NAME = 100
+TOP_K_RANGE = (1, 100)
+TIMEOUT_RANGE = (1, 120)
+
+Problems = dict[str, list[str]]
+
+
+def selection_from_json(value: Any) -> tuple[DatasetSelection, ...]:
+    """Read a stored selection: ``[{"dataset_id": ..., "document_ids": [...]}, ...]``.
+
+    Raises ``ValueError`` with a readable message for any other shape.
+    """
+    if not isinstance(value, list):
+        raise ValueError("The selection must be a list of datasets.")
+    selection: list[DatasetSelection] = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) - {"dataset_id", "document_ids"}:
+            raise ValueError('Each selected dataset must be {"dataset_id": ..., "document_ids": [...]}.')
+        dataset_id, document_ids = item.get("dataset_id"), item.get("document_ids", [])
+        if not isinstance(dataset_id, str):
+            raise ValueError("Each selected dataset needs a dataset_id string.")
+        if not isinstance(document_ids, list) or not all(isinstance(d, str) for d in document_ids):
+            raise ValueError(f"The document ids of dataset {dataset_id} must be a list of strings.")
+        selection.append(DatasetSelection(dataset_id=dataset_id, document_ids=tuple(document_ids)))
+    return tuple(selection)
+
+
+def selection_to_json(selection: Iterable[DatasetSelection]) -> list[dict[str, Any]]:
+    return [{"dataset_id": s.dataset_id, "document_ids": list(s.document_ids)} for s in selection]
+
+
+def binding_problems(
+    *,
+    name: str,
+    provider: str,
+    base_url: str,
+    api_key_env: str,
+    agent_names: Any,
+    tools: Any,
+    top_k: Any,
+    timeout: Any,
+    scope: str,
+    selection: Any,
+) -> Problems:
+    """Everything wrong with a binding, keyed by field; empty when it is valid."""
+    problems: Problems = {}
+
+    def add(field: str, message: str) -> None:
+        problems.setdefault(field, []).append(message)
+
+    if not NAME_PATTERN.match(name or ""):
+        add("name", "Use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+    if provider not in BindingProvider.values:
+        add("provider", f"Choose one of: {', '.join(BindingProvider.values)}.")
+    remote = provider in REMOTE_PROVIDERS
+    label = BindingProvider(provider).label if provider in BindingProvider.values else provider
+    _check_connection(add, remote=remote, label=label, base_url=base_url, api_key_env=api_key_env)
+    _check_agent_names(add, agent_names)
+    _check_tools(add, provider=provider, label=label, tools=tools)
+    _check_range(add, "top_k", top_k, TOP_K_RANGE, "results")
+    _check_range(add, "timeout", timeout, TIMEOUT_RANGE, "seconds")
+    _check_scope(add, provider=provider, label=label, scope=scope, selection=selection)
+    return problems
+
+
+def _check_connection(add: Any, *, remote: bool, label: str, base_url: str, api_key_env: str) -> None:
+    if remote:
+        if not base_url:
+            add("base_url", f"{label} needs a base URL (http:// or https://).")
+        else:
+            url_problem = _url_problem(base_url)
+            if url_problem:
+                add("base_url", url_problem)
+        if not api_key_env:
+            add("api_key_env", f"{label} needs the name of the environment variable that holds its API key.")
+        elif not ENV_NAME_PATTERN.match(api_key_env):
+            add(
+                "api_key_env",
+                "Enter the NAME of an environment variable (letters, digits and '_', e.g. RAGFLOW_API_KEY), "
+                "not the key itself.",
+            )
+    else:
+        if base_url:
+            add("base_url", "The local index is built in; leave the base URL empty.")
+        if api_key_env:
+            add("api_key_env", "The local index needs no credential; leave this empty.")
+
+
+def _url_problem(base_url: str) -> str | None:
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        return "Enter a valid http:// or https:// URL."
+    if parts.scheme not in {"http", "https"} or not host:
+        return "Enter a valid http:// or https:// URL."
+    if parts.username or parts.password:
+        return "Do not put credentials in the URL; name an environment variable in 'API key env' instead."
+    if parts.query or parts.fragment:
+        return "The base URL must not have a query string or fragment."
+    if len(base_url) > 2048:
+        return "The base URL must be at most 2048 characters."
+    return None
+
+
+def _check_agent_names(add: Any, agent_names: Any) -> None:
+    if not isinstance(agent_names, list) or not all(isinstance(n, str) for n in agent_names):
+        add("agent_names", "Agent names must be a list of names.")
+        return
+    seen: set[str] = set()
+    for agent_name in agent_names:
+        if not agent_name.strip() or agent_name != agent_name.strip():
+            add("agent_names", f"Agent name {agent_name!r} is blank or has surrounding spaces.")
+        elif len(agent_name) > MAX_AGENT_NAME:
+            add("agent_names", f"Agent name {agent_name[:20]!r}… is longer than {MAX_AGENT_NAME} characters.")
+        elif agent_name in seen:
+            add("agent_names", f"Agent name {agent_name!r} is listed twice.")
+        seen.add(agent_name)
+
+
+def _check_tools(add: Any, *, provider: str, label: str, tools: Any) -> None:
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        add("tools", "Tools must be a list of tool names.")
+        return
+    if not tools:
+        add("tools", "Enable at least one tool.")
+    unknown = [t for t in tools if t not in BindingTool.values]
+    if unknown:
+        add("tools", f"Unknown tool(s): {', '.join(unknown)}.")
+    if len(set(tools)) != len(tools):
+        add("tools", "A tool is listed twice.")
+    if BindingTool.ENTITY_RELATIONS_SEARCH in tools and provider != BindingProvider.LIGHTRAG:
+        add("tools", f"entity_relations_search is offered only by LightRAG, not by {label}.")
+
+
+def _check_range(add: Any, field: str, value: Any, bounds: tuple[int, int], unit: str) -> None:
+    low, high = bounds
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        add(field, f"Enter a whole number from {low} to {high} {unit}.")
+
+
+def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: Any) -> None:
+    if scope not in BindingScope.values:
+        add("scope", f"Choose one of: {', '.join(BindingScope.values)}.")
+        return
+    try:
+        items = selection_from_json(selection)
+    except ValueError as exc:
+        add("selection", str(exc))
+        return
+    if scope != BindingScope.SELECTED:
+        if items:
+            add(
+                "selection",
+                "A selection is used only with the scope 'selected'; clear it or change the scope.",
+            )
+        return
+    if provider != BindingProvider.RAGFLOW:
+        add(
+            "scope",
+            f"{label} accepts only the scopes 'all' and 'disabled'; dataset and document selection is RAGFlow only.",
+        )
+        return
+    for problem in selection_problems(items):
+        add("selection", problem)
