@@ -16,8 +16,10 @@ from pydantic import field_validator
 
 from knowledgeweb.api.auth import request_user
 from knowledgeweb.knowledge import Evidence
+from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.exports import thread_export
+from knowledgeweb.threads.imports import content_text
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     thread_citations,
@@ -65,10 +67,13 @@ class MessageIn(Schema):
     artifact: dict[str, Any] | None = None
     status: Literal["success", "error"] = "success"
 
-    @field_validator("content")
+    @field_validator("content", mode="before")
     @classmethod
-    def _join_parts(cls, value: str | list[TextPart]) -> str:
-        return value if isinstance(value, str) else "".join(part.text for part in value)
+    def _join_parts(cls, value: Any) -> str:
+        try:
+            return content_text(value)
+        except MessageInvalidError as exc:
+            raise ValueError(str(exc)) from exc
 
 
 class MessageOut(Schema):

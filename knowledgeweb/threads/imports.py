@@ -80,7 +80,7 @@ def _fields(type_: str, data: Mapping[str, Any]) -> MessageFields:
     status = data.get("status")
     return MessageFields(
         type=type_,
-        content=_content(data["content"]),
+        content=content_text(data["content"]),
         name=_optional_str(data, "name"),
         tool_call_id=_optional_str(data, "tool_call_id"),
         artifact=data.get("artifact"),
@@ -88,7 +88,8 @@ def _fields(type_: str, data: Mapping[str, Any]) -> MessageFields:
     )
 
 
-def _content(value: Any) -> str:
+def content_text(value: Any) -> str:
+    """A message's content as text: a string, or the text parts of a list joined in order."""
     if isinstance(value, str):
         return value
     if not isinstance(value, list):

@@ -1,0 +1,140 @@
+"""The citation report through the API: resolved, unresolved (incl. later-only evidence) and malformed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+
+from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, source_id
+from knowledgeweb.threads.models import Message, Thread
+
+pytestmark = pytest.mark.django_db
+
+Append = Callable[..., Message]
+
+SHARED = RetrievalResult(
+    provider="lightrag",
+    query="retention policy",
+    hits=(RetrievalHit(text="Backups are kept for 30 days.", title="policy.md", dataset_name="Ops"),),
+)
+NATIVE = RetrievalResult(
+    provider="ragflow",
+    query="retention policy",
+    hits=(
+        RetrievalHit(
+            text="Logs are kept for 90 days.",
+            title="handbook.pdf",
+            dataset_name="Handbooks",
+            locator=RagflowLocator(dataset_id="ds-1", document_id="doc-9", chunk_id="ch-3", pages=(12,)),
+        ),
+    ),
+)
+LATER = RetrievalResult(
+    provider="local",
+    query="archives",
+    hits=(RetrievalHit(text="Archives are kept forever.", title="archive.md"),),
+)
+NONCE = "0123456789abcdef0123456789abcdef"
+
+
+def append_ai(client: Client, thread: Thread, content: str) -> None:
+    response = client.post(
+        f"/api/threads/{thread.id}/messages",
+        json.dumps({"type": "ai", "content": content}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+
+
+def test_the_report_resolves_all_three_href_forms_and_flags_later_and_mangled_ones(
+    api_client: Client, thread: Thread, append_retrieval: Append
+) -> None:
+    shared_id = source_id("lightrag", "policy.md", "Backups are kept for 30 days.", "Ops")
+    later_id = source_id("local", "archive.md", "Archives are kept forever.")
+    append_retrieval(thread, SHARED)
+    append_retrieval(thread, NATIVE, native_nonce=NONCE)
+    append_ai(
+        api_client,
+        thread,
+        f"Backups last 30 days [citation:policy.md](#knowledge-source-{shared_id}), "
+        f"as the policy says [policy](#user-content-knowledge-source-{shared_id}); "
+        f"logs last 90 days [citation:1](#knowledge-{NONCE}-1). "
+        f"Archives are forever [archive](#knowledge-source-{later_id}) "
+        f"and [mangled](#knowledge-source-{shared_id.upper()}).",
+    )
+    append_retrieval(thread, LATER)
+
+    response = api_client.get(f"/api/threads/{thread.id}/citations")
+    assert response.status_code == 200
+    report = response.json()
+    assert report["thread_id"] == str(thread.id)
+    (entry,) = report["messages"]
+    assert entry["seq"] == 3
+    assert [(c["label"], c["state"]) for c in entry["citations"]] == [
+        ("citation:policy.md", "resolved"),
+        ("policy", "resolved"),
+        ("citation:1", "resolved"),
+        ("archive", "unresolved"),
+        ("mangled", "malformed"),
+    ]
+    shared, user_content, native, later, mangled = entry["citations"]
+    assert shared["href"] == f"#knowledge-source-{shared_id}"
+    assert user_content["href"] == f"#user-content-knowledge-source-{shared_id}"
+    assert (
+        shared["source"]
+        == user_content["source"]
+        == {
+            "handle": f"knowledge-source-{shared_id}",
+            "id": shared_id,
+            "form": "shared",
+            "provider": "lightrag",
+            "title": "policy.md",
+            "excerpt": "Backups are kept for 30 days.",
+            "dataset_name": "Ops",
+            "url": None,
+            "page": None,
+            "pages": [],
+            "truncated": False,
+        }
+    )
+    assert native["source"] == {
+        "handle": f"knowledge-{NONCE}-1",
+        "id": f"{NONCE}-1",
+        "form": "native",
+        "provider": "ragflow",
+        "title": "handbook.pdf",
+        "excerpt": "Logs are kept for 90 days.",
+        "dataset_name": "Handbooks",
+        "url": None,
+        "page": 12,
+        "pages": [12],
+        "truncated": False,
+    }
+    assert later["source"] is None
+    assert "later tool message" in later["reason"]
+    assert mangled["source"] is None
+    assert mangled["reason"] == "The link looks like a knowledge citation but is not in an accepted form."
+
+
+def test_only_ai_messages_are_reported(api_client: Client, thread: Thread) -> None:
+    for kind in ("human", "system"):
+        api_client.post(
+            f"/api/threads/{thread.id}/messages",
+            json.dumps({"type": kind, "content": f"[x](#knowledge-source-{'a' * 32})"}),
+            content_type="application/json",
+        )
+    append_ai(api_client, thread, "No citations here, only [a link](https://example.org).")
+    report = api_client.get(f"/api/threads/{thread.id}/citations").json()
+    assert [(m["seq"], m["citations"]) for m in report["messages"]] == [(3, [])]
+
+
+def test_an_unresolved_citation_without_any_evidence_says_so(api_client: Client, thread: Thread) -> None:
+    append_ai(api_client, thread, f"[ghost](#knowledge-source-{'b' * 32})")
+    (citation,) = api_client.get(f"/api/threads/{thread.id}/citations").json()["messages"][0]["citations"]
+    assert citation["state"] == "unresolved"
+    assert (
+        citation["reason"] == "No earlier tool message in this thread holds valid evidence for this citation."
+    )

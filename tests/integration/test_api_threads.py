@@ -1,0 +1,241 @@
+"""The threads API: create, list, get, append, import, export, and every bad input answering a clear 4xx."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.threads.models import Message, Thread
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client: Client, path: str, body: Any) -> Any:
+    return client.post(path, json.dumps(body), content_type="application/json")
+
+
+def test_it_creates_lists_and_gets_threads(api_client: Client) -> None:
+    created = post(api_client, "/api/threads", {"title": "First", "agent_name": "bot"})
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["title"], body["agent_name"], body["message_count"]) == ("First", "bot", 0)
+    assert [t["id"] for t in api_client.get("/api/threads").json()] == [body["id"]]
+    detail = api_client.get(f"/api/threads/{body['id']}").json()
+    assert (detail["id"], detail["messages"]) == (body["id"], [])
+
+
+def test_it_appends_messages_in_order_and_returns_them(api_client: Client, thread: Thread) -> None:
+    first = post(api_client, f"/api/threads/{thread.id}/messages", {"type": "human", "content": "q"})
+    second = post(
+        api_client,
+        f"/api/threads/{thread.id}/messages",
+        {"type": "ai", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+    )
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert (first.json()["seq"], second.json()["seq"], second.json()["content"]) == (1, 2, "ab")
+    detail = api_client.get(f"/api/threads/{thread.id}").json()
+    assert [(m["seq"], m["type"], m["content"]) for m in detail["messages"]] == [
+        (1, "human", "q"),
+        (2, "ai", "ab"),
+    ]
+    assert detail["message_count"] == 2
+
+
+def test_appended_artifacts_lose_all_reserved_keys_and_keep_the_others(
+    api_client: Client, thread: Thread
+) -> None:
+    content, artifact = format_result(
+        RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="t", title="T"),))
+    )
+    response = post(
+        api_client,
+        f"/api/threads/{thread.id}/messages",
+        {
+            "type": "tool",
+            "name": "knowledge_search",
+            "content": content,
+            "artifact": {**artifact, "retrieval_sources": [], "trace": {"id": 7}},
+        },
+    )
+    assert response.status_code == 201
+    assert response.json()["artifact"] == {"trace": {"id": 7}}
+    assert Message.objects.get().artifact == {"trace": {"id": 7}}
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"type": "robot", "content": "x"}, "body.type: Input should be 'human', 'ai', 'tool' or 'system'"),
+        ({"type": "ai"}, "body.content: Field required"),
+        ({"type": "ai", "content": None}, "body.content: Value error, 'content' must be a string or a list"),
+        (
+            {"type": "ai", "content": [{"type": "image_url", "image_url": "u"}]},
+            "body.content: Value error, content part 1 is 'image_url'; only text parts are accepted.",
+        ),
+        (
+            {"type": "tool", "content": "x", "artifact": [1, 2]},
+            "body.artifact: Input should be a valid dictionary",
+        ),
+        (
+            {"type": "ai", "content": "x", "status": "done"},
+            "body.status: Input should be 'success' or 'error'",
+        ),
+    ],
+)
+def test_an_invalid_message_answers_422_and_writes_nothing(
+    api_client: Client, thread: Thread, body: dict[str, Any], detail: str
+) -> None:
+    response = post(api_client, f"/api/threads/{thread.id}/messages", body)
+    assert response.status_code == 422
+    assert detail in response.json()["detail"]
+    assert Message.objects.count() == 0
+
+
+def test_a_body_that_is_not_json_answers_400_and_writes_nothing(api_client: Client, thread: Thread) -> None:
+    response = api_client.post(
+        f"/api/threads/{thread.id}/messages", "{type: ai", content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("The request body is not valid JSON: ")
+    assert Message.objects.count() == 0
+
+
+def test_a_body_that_is_not_utf8_answers_400(api_client: Client, thread: Thread) -> None:
+    response = api_client.post(
+        f"/api/threads/{thread.id}/messages", b"\xff\xfe\xfa", content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("The request body is not valid JSON")
+
+
+def test_a_body_over_two_mebibytes_answers_413_and_writes_nothing(api_client: Client, thread: Thread) -> None:
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE == 2 * 1024 * 1024
+    body = {"type": "human", "content": "x" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+    response = post(api_client, f"/api/threads/{thread.id}/messages", body)
+    assert response.status_code == 413
+    assert response.json() == {"detail": "The request body is larger than the API's limit of 2097152 bytes."}
+    assert Message.objects.count() == 0
+
+
+def test_a_body_just_under_the_limit_is_accepted(api_client: Client, thread: Thread) -> None:
+    body = {"type": "human", "content": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE - 100)}
+    assert post(api_client, f"/api/threads/{thread.id}/messages", body).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"title": "", "messages": []}, "body.title: String should have at least 1 character"),
+        ({"title": "x" * 201, "messages": []}, "body.title: String should have at most 200 characters"),
+        ({"messages": []}, "body.title: Field required"),
+    ],
+)
+def test_invalid_thread_fields_answer_422_and_write_nothing(
+    api_client: Client, body: dict[str, Any], detail: str
+) -> None:
+    for path in ("/api/threads", "/api/threads/import"):
+        response = post(api_client, path, body)
+        assert response.status_code == 422
+        assert detail in response.json()["detail"]
+    assert Thread.objects.count() == 0
+
+
+def test_it_imports_every_message_shape(api_client: Client) -> None:
+    body = {
+        "title": "Imported",
+        "agent_name": "graph",
+        "messages": [
+            {"type": "human", "content": "q"},
+            {"type": "ai", "data": {"content": [{"type": "text", "text": "a"}]}},
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["x", "ToolMessage"],
+                "kwargs": {"content": "t", "tool_call_id": "1"},
+            },
+        ],
+    }
+    response = post(api_client, "/api/threads/import", body)
+    assert response.status_code == 201
+    assert (response.json()["title"], response.json()["message_count"]) == ("Imported", 3)
+    detail = api_client.get(f"/api/threads/{response.json()['id']}").json()
+    assert [(m["type"], m["content"]) for m in detail["messages"]] == [
+        ("human", "q"),
+        ("ai", "a"),
+        ("tool", "t"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "detail"),
+    [
+        ({"type": "robot", "content": "x"}, "message 57: unknown message type 'robot'"),
+        ({"type": "ai"}, "message 57: 'content' is required"),
+        ({"type": "ai", "content": [{"type": "image_url"}]}, "message 57: content part 1 is 'image_url'"),
+        ("just a string", "message 57: a message must be a JSON object, not a string"),
+    ],
+)
+def test_an_import_of_100_messages_with_message_57_invalid_names_it_and_writes_nothing(
+    api_client: Client, bad: Any, detail: str
+) -> None:
+    messages: list[Any] = [{"type": "human", "content": f"m{i}"} for i in range(1, 101)]
+    messages[56] = bad
+    response = post(api_client, "/api/threads/import", {"title": "Big", "messages": messages})
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(detail)
+    assert (Thread.objects.count(), Message.objects.count()) == (0, 0)
+
+
+def test_an_import_over_the_size_limit_answers_413_and_writes_nothing(api_client: Client) -> None:
+    messages = [{"type": "human", "content": "x" * 1024}] * 2100
+    response = post(api_client, "/api/threads/import", {"title": "Huge", "messages": messages})
+    assert response.status_code == 413
+    assert (Thread.objects.count(), Message.objects.count()) == (0, 0)
+
+
+def test_an_import_strips_reserved_keys_beside_other_keys(api_client: Client) -> None:
+    artifact = {
+        "knowledge_sources": [],
+        "knowledge_sources_version": 1,
+        "retrieval_sources": [],
+        "keep": True,
+    }
+    body = {"title": "t", "messages": [{"type": "tool", "content": "c", "artifact": artifact}]}
+    thread_id = post(api_client, "/api/threads/import", body).json()["id"]
+    assert api_client.get(f"/api/threads/{thread_id}").json()["messages"][0]["artifact"] == {"keep": True}
+
+
+def test_the_json_export_is_served_as_a_json_attachment(api_client: Client, thread: Thread) -> None:
+    post(api_client, f"/api/threads/{thread.id}/messages", {"type": "human", "content": "q"})
+    response = api_client.get(f"/api/threads/{thread.id}/export?format=json")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"] == f'attachment; filename="thread-{thread.id}.json"'
+    assert [m["content"] for m in json.loads(response.content)["messages"]] == ["q"]
+
+
+def test_the_markdown_export_is_served_as_markdown(api_client: Client, thread: Thread) -> None:
+    response = api_client.get(f"/api/threads/{thread.id}/export?format=markdown")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    assert response.content.decode().startswith("# A thread\n")
+
+
+def test_an_unknown_export_format_answers_422(api_client: Client, thread: Thread) -> None:
+    response = api_client.get(f"/api/threads/{thread.id}/export?format=xml")
+    assert response.status_code == 422
+    assert "query.format: Input should be 'json' or 'markdown'" in response.json()["detail"]
+
+
+def test_the_openapi_docs_are_served(client: Client) -> None:
+    assert client.get("/api/docs").status_code == 200
+    schema = client.get("/api/openapi.json").json()
+    assert {"/api/threads", "/api/threads/import", "/api/threads/{thread_id}/citations"} <= set(
+        schema["paths"]
+    )
+    assert "BearerTokenAuth" in schema["components"]["securitySchemes"]
