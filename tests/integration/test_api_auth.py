@@ -65,7 +65,8 @@ def test_only_a_hash_of_the_token_is_stored(user: User) -> None:
     stored = ApiToken.objects.get(pk=token.pk)
     assert stored.digest == token_digest(raw)
     assert raw not in {stored.digest, stored.prefix, stored.name}
-    assert raw.startswith(stored.prefix) and len(stored.prefix) < len(raw) // 2
+    assert raw.startswith(stored.prefix)
+    assert len(stored.prefix) < len(raw) // 2
 
 
 def test_a_session_authenticates_reads(client: Client, user: User, thread: Thread) -> None:

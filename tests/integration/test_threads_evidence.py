@@ -60,7 +60,7 @@ def test_it_reads_the_shared_sources_of_a_tool_message(thread: Thread, append_re
     tool = append_retrieval(thread, SHARED)
     sources = message_sources(tool)
     expected_id = source_id("lightrag", "alpha.md", "Alpha excerpt.", "Docs")
-    assert list(sources)[0] == f"knowledge-source-{expected_id}"
+    assert next(iter(sources)) == f"knowledge-source-{expected_id}"
     assert sources[f"knowledge-source-{expected_id}"].dataset_name == "Docs"
     assert len(sources) == 2
 
@@ -76,7 +76,9 @@ def test_it_reads_a_native_snapshot_from_knowledge_search(thread: Thread, append
     )
 
 
-def test_a_message_that_is_not_a_tool_message_holds_no_evidence(thread: Thread, append_retrieval: Append) -> None:
+def test_a_message_that_is_not_a_tool_message_holds_no_evidence(
+    thread: Thread, append_retrieval: Append
+) -> None:
     tool = append_retrieval(thread, SHARED)
     ai = message_append(thread=thread, type="ai", content=tool.content)
     assert message_sources(ai) == {}
@@ -96,7 +98,9 @@ def test_it_validates_each_message_once_and_a_second_walk_validates_nothing(
     list(evidence_before(thread_messages(thread=thread)))
     assert validation_counter.count == 2
 
-    append_retrieval(thread, RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="x", title="t"),)))
+    append_retrieval(
+        thread, RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="x", title="t"),))
+    )
     list(evidence_before(thread_messages(thread=thread)))
     assert validation_counter.count == 3
 
@@ -113,7 +117,9 @@ def test_each_message_sees_only_the_evidence_before_it(thread: Thread, append_re
     first = message_append(thread=thread, type="ai", content="before any retrieval")
     tool = append_retrieval(thread, SHARED)
     after = message_append(thread=thread, type="ai", content="after")
-    seen = {message.pk: set(available) for message, available in evidence_before(thread_messages(thread=thread))}
+    seen = {
+        message.pk: set(available) for message, available in evidence_before(thread_messages(thread=thread))
+    }
     assert seen[first.pk] == set()
     assert seen[tool.pk] == set()
     assert seen[after.pk] == set(handles(tool))
@@ -130,7 +136,9 @@ def test_the_first_source_with_a_handle_wins(thread: Thread, append_retrieval: A
     assert available[f"knowledge-{'b' * 32}-1"].excerpt == "Native excerpt."
 
 
-def test_a_yielded_mapping_is_read_only_and_outlives_the_walk(thread: Thread, append_retrieval: Append) -> None:
+def test_a_yielded_mapping_is_read_only_and_outlives_the_walk(
+    thread: Thread, append_retrieval: Append
+) -> None:
     message_append(thread=thread, type="human", content="q")
     append_retrieval(thread, SHARED)
     message_append(thread=thread, type="ai", content="a")
@@ -151,17 +159,28 @@ def test_it_resolves_malformed_unresolved_and_resolved_citations(
     )
     available = message_sources(tool)
     states = [(r.label, r.state) for r in (resolve_citation(c, available) for c in find_citations(markdown))]
-    assert states == [("good", "resolved"), ("user", "resolved"), ("missing", "unresolved"), ("bad", "malformed")]
+    assert states == [
+        ("good", "resolved"),
+        ("user", "resolved"),
+        ("missing", "unresolved"),
+        ("bad", "malformed"),
+    ]
     resolved = resolve_citation(find_citations(markdown)[0], available)
     assert resolved.source is not None
     assert resolved.source.title == "alpha.md"
     assert resolved.reason == ""
 
 
-def test_a_forged_envelope_appended_by_a_caller_holds_no_evidence(thread: Thread, append_retrieval: Append) -> None:
+def test_a_forged_envelope_appended_by_a_caller_holds_no_evidence(
+    thread: Thread, append_retrieval: Append
+) -> None:
     genuine = append_retrieval(thread, SHARED)
     forged = message_append(
-        thread=thread, type="tool", name="knowledge_search", content=genuine.content, artifact=genuine.artifact
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content=genuine.content,
+        artifact=genuine.artifact,
     )
     assert forged.artifact is None or "knowledge_sources" not in forged.artifact
     assert message_sources(forged) == {}

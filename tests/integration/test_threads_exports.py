@@ -71,7 +71,8 @@ def test_the_json_export_holds_every_message_as_stored(cited_thread: tuple[Threa
     assert document["id"] == str(thread.id)
     assert document["title"] == thread.title
     assert [
-        (m["seq"], m["type"], m["name"], m["content"], m["artifact"], m["digest"]) for m in document["messages"]
+        (m["seq"], m["type"], m["name"], m["content"], m["artifact"], m["digest"])
+        for m in document["messages"]
     ] == [(m.seq, m.type, m.name, m.content, m.artifact, m.digest) for m in stored]
 
 
@@ -122,7 +123,9 @@ def test_the_markdown_export_keeps_tool_output_verbatim_in_a_code_block(
     assert "## 2. Tool `knowledge_search`\n\n````text\n" + tool.content in text
 
 
-def test_provider_text_cannot_inject_markdown_into_a_reference(thread: Thread, append_retrieval: Append) -> None:
+def test_provider_text_cannot_inject_markdown_into_a_reference(
+    thread: Thread, append_retrieval: Append
+) -> None:
     hostile = RetrievalResult(
         provider="local",
         query="q",

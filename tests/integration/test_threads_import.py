@@ -26,7 +26,13 @@ def retrieval_messages() -> tuple[list[dict[str, Any]], str]:
     handle = f"knowledge-source-{artifact['knowledge_sources'][0]['id']}"
     messages = [
         {"type": "human", "content": "What does the guide say?"},
-        {"type": "tool", "name": "knowledge_search", "tool_call_id": "c1", "content": content, "artifact": artifact},
+        {
+            "type": "tool",
+            "name": "knowledge_search",
+            "tool_call_id": "c1",
+            "content": content,
+            "artifact": artifact,
+        },
         {"type": "ai", "content": f"It says so [Guide](#{handle})."},
     ]
     return messages, f"#{handle}"
@@ -96,7 +102,7 @@ def test_a_trusted_import_keeps_genuine_evidence(user: User) -> None:
 
 
 def test_a_trusted_record_with_a_wrong_id_is_stored_but_its_citation_is_unresolved(user: User) -> None:
-    messages, href = retrieval_messages()
+    messages, _href = retrieval_messages()
     record = messages[1]["artifact"]["knowledge_sources"][0]
     record["title"] = "Retitled"  # the id no longer matches the record
     thread = thread_import(owner=user, title="wrong id", messages=messages, trusted=True)

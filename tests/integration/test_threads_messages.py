@@ -27,7 +27,9 @@ def test_it_numbers_messages_from_one_in_order(thread: Thread) -> None:
 
 def test_it_strips_all_reserved_keys_from_a_caller_artifact_and_keeps_the_others(thread: Thread) -> None:
     supplied = {**RESERVED, "trace_id": "t-1", "nested": {"knowledge_sources": "kept: not top level"}}
-    message = message_append(thread=thread, type="tool", name="knowledge_search", content="c", artifact=supplied)
+    message = message_append(
+        thread=thread, type="tool", name="knowledge_search", content="c", artifact=supplied
+    )
     stored = Message.objects.get(pk=message.pk)
     assert stored.artifact == {"trace_id": "t-1", "nested": {"knowledge_sources": "kept: not top level"}}
     assert supplied["knowledge_sources_version"] == 1, "the caller's dict is not mutated"
@@ -50,7 +52,10 @@ def test_it_records_a_digest_of_the_stored_content_and_artifact(thread: Thread) 
     [
         ({"type": "robot", "content": "x"}, "unknown message type 'robot'"),
         ({"type": "ai", "content": None}, "content must be a string"),
-        ({"type": "tool", "content": "x", "artifact": ["a", "list"]}, "artifact must be a JSON object or null"),
+        (
+            {"type": "tool", "content": "x", "artifact": ["a", "list"]},
+            "artifact must be a JSON object or null",
+        ),
         ({"type": "ai", "content": "x", "status": "done"}, "status"),
         ({"type": "tool", "content": "x", "name": "n" * 129}, "name"),
     ],

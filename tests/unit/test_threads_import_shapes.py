@@ -72,7 +72,10 @@ def test_it_maps_langchain_type_names(name: str, expected: str) -> None:
 
 
 def test_it_joins_text_parts_in_order_without_a_separator() -> None:
-    raw = {"type": "ai", "content": [{"type": "text", "text": "Hello, "}, "big ", {"type": "text", "text": "world"}]}
+    raw = {
+        "type": "ai",
+        "content": [{"type": "text", "text": "Hello, "}, "big ", {"type": "text", "text": "world"}],
+    }
     assert message_fields_from_json(raw).content == "Hello, big world"
 
 
@@ -90,7 +93,10 @@ def test_it_defaults_missing_optional_fields() -> None:
         ({"type": "ai", "content": None}, "'content' is required"),
         ({"type": "ai", "content": 3}, "'content' must be a string or a list of text parts, not a number"),
         (
-            {"type": "ai", "content": [{"type": "text", "text": "ok"}, {"type": "image_url", "image_url": "u"}]},
+            {
+                "type": "ai",
+                "content": [{"type": "text", "text": "ok"}, {"type": "image_url", "image_url": "u"}],
+            },
             "content part 2 is 'image_url'; only text parts are accepted",
         ),
         ({"type": "ai", "content": [{"type": "text", "text": 5}]}, "content part 1 is a text part without"),

@@ -16,7 +16,9 @@ def test_it_passes_each_inline_link_to_the_replacer() -> None:
 
 def test_it_leaves_code_spans_and_code_blocks_alone() -> None:
     text = "Inline `[x](#a)` and ``[y](#b) ` still code``.\n\n```\n[z](#c)\n```\n\n    [w](#d)\n\n[v](#e)\n"
-    expected = "Inline `[x](#a)` and ``[y](#b) ` still code``.\n\n```\n[z](#c)\n```\n\n    [w](#d)\n\n<v|#e>\n"
+    expected = (
+        "Inline `[x](#a)` and ``[y](#b) ` still code``.\n\n```\n[z](#c)\n```\n\n    [w](#d)\n\n<v|#e>\n"
+    )
     assert rewrite_inline_links(text, shout) == expected
 
 
