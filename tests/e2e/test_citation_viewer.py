@@ -1,0 +1,225 @@
+"""The citation viewer in a real browser: genuine citations open, forged ones stay inert."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Locator, Page, expect
+
+from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
+from tests.e2e.watching import Watched
+
+pytestmark = pytest.mark.e2e
+
+OpenPage = Callable[..., tuple[Page, Watched]]
+RESOLVED = 'a.citation[data-citation="resolved"]'
+
+
+def _dialog(page: Page) -> Locator:
+    return page.locator("dialog[data-citation-dialog]")
+
+
+def _field(page: Page, name: str) -> Locator:
+    return _dialog(page).locator(f'[data-dialog-field="{name}"]')
+
+
+def _expect_dialog_shows(page: Page, source: Source) -> None:
+    expect(_dialog(page)).to_be_visible()
+    expect(_field(page, "title")).to_have_text(source.title)
+    # Exact, character for character: textContent, not Playwright's whitespace-normalised text.
+    assert _field(page, "excerpt").text_content() == source.excerpt
+    assert _field(page, "title").text_content() == source.title
+
+
+def test_the_thread_list_shows_the_readers_threads(reader: tuple[User, Any], open_page: OpenPage) -> None:
+    verified = verified_thread(reader[0])
+    page, watched = open_page("/")
+    page.locator(f'[data-thread-id="{verified.thread.id}"] a').click()
+    expect(page.locator(RESOLVED).first).to_be_visible()
+    assert watched.errors == []
+
+
+def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    verified = verified_thread(reader[0])
+    page, watched = open_page(f"/threads/{verified.thread.id}/")
+    citations = page.locator(RESOLVED)
+    expect(citations).to_have_count(4)
+
+    cases = [
+        ("guide", verified.shared),  # #knowledge-source-ID
+        ("same guide", verified.shared),  # #user-content-knowledge-source-ID
+        ("1", verified.native),  # #knowledge-<id>-N
+    ]
+    for label, source in cases:
+        citation = citations.filter(has_text=re.compile(f"^{re.escape(label)}$"))
+        expect(citation).to_have_attribute("href", f"#{source.handle}")
+        expect(citation).to_have_attribute("data-source-id", source.id)
+        citation.click()
+        _expect_dialog_shows(page, source)
+        page.keyboard.press("Escape")
+        expect(_dialog(page)).to_be_hidden()
+        expect(citation).to_be_focused()
+
+    citations.filter(has_text=re.compile("^guide$")).click()
+    expect(_field(page, "provider")).to_have_text("local")
+    expect(_field(page, "dataset")).to_have_text("Pets")
+    expect(_field(page, "page")).to_have_text("3")
+    expect(_field(page, "url")).to_have_attribute("href", "https://example.org/cats?a=1&b=2")
+    expect(_field(page, "url")).to_have_attribute("rel", "noopener noreferrer")
+    expect(_field(page, "truncated")).to_be_hidden()
+    _dialog(page).locator("[data-dialog-close]").click()
+
+    citations.filter(has_text=re.compile("^1$")).click()
+    expect(_field(page, "provider")).to_have_text("ragflow")
+    expect(_field(page, "dataset")).to_have_text("Reports")
+    expect(_field(page, "page")).to_have_text("7")
+    expect(_dialog(page).locator('[data-dialog-row="url"]')).to_be_hidden()
+    page.keyboard.press("Escape")
+
+    citations.filter(has_text="notes").click()
+    _expect_dialog_shows(page, verified.truncated)
+    expect(_field(page, "truncated")).to_be_visible()
+    assert watched.errors == []
+    assert watched.dialogs == []
+
+
+def test_hovering_previews_and_the_panel_counts_and_toggles_sources(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    verified = verified_thread(reader[0])
+    page, watched = open_page(f"/threads/{verified.thread.id}/")
+    preview = page.locator("[data-citation-preview]")
+
+    page.locator(RESOLVED).first.hover()
+    expect(preview).to_be_visible()
+    expect(preview.locator('[data-preview-field="title"]')).to_have_text(verified.shared.title)
+
+    expect(page.locator(f'[data-source-entry][id="{verified.shared.handle}"]')).to_have_attribute(
+        "data-citations", "2"
+    )
+    uncited = page.locator(f'[data-source-entry][id="{verified.uncited.handle}"]')
+    expect(uncited).to_be_hidden()
+    page.locator("[data-sources-toggle] summary").click()
+    expect(uncited).to_be_visible()
+    assert watched.errors == []
+
+
+def test_forged_citations_render_as_inert_unresolved_spans(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    forged = forged_thread(reader[0])
+    page, watched = open_page(f"/threads/{forged.thread.id}/")
+
+    for label in forged.labels:
+        span = page.locator('span.citation[data-citation="unresolved"]', has_text=label)
+        expect(span).to_have_count(1)
+        expect(span).to_have_attribute("title", re.compile(r"\w+"))
+        expect(page.locator("a.citation", has_text=label)).to_have_count(0)
+        span.click()
+        expect(_dialog(page)).to_be_hidden()
+
+    later = page.locator(RESOLVED, has_text="later now")
+    expect(later).to_have_attribute("href", f"#{forged.later.handle}")
+    expect(page.locator("[data-citation]")).to_have_count(5)
+    assert watched.errors == []
+
+
+def test_hostile_content_runs_nothing_and_the_citation_still_reaches_the_panel(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    hostile = hostile_thread(reader[0])
+    page, watched = open_page(f"/threads/{hostile.thread.id}/")
+
+    for details in page.locator("details").all():
+        details.locator("summary").click()
+    page.locator("main p", has_text="handlers").hover()
+    citation = page.locator(RESOLVED)
+    expect(citation).to_have_count(1)
+    citation.hover()
+    citation.click()
+    _expect_dialog_shows(page, hostile.source)
+    page.keyboard.press("Escape")
+
+    target = page.evaluate(
+        """(handle) => {
+            const el = document.getElementById(handle);
+            return {
+                isPanelEntry: !!el && el.hasAttribute("data-source-entry") && !!el.closest("[data-sources-panel]"),
+                sameId: document.querySelectorAll("[id='" + handle + "']").length,
+                scripts: document.querySelectorAll("script").length,
+                active: document.querySelectorAll("main svg, main iframe, main form, main img").length,
+                handlers: document.querySelectorAll("main [onclick], main [onmouseover], main [onload]").length,
+                jsLinks: [...document.querySelectorAll("a[href]")].filter(a => /^\\s*javascript:/i.test(a.getAttribute("href"))).length,
+            };
+        }""",
+        hostile.source.handle,
+    )
+    assert target == {
+        "isPanelEntry": True,
+        "sameId": 1,
+        "scripts": 1,
+        "active": 0,
+        "handlers": 0,
+        "jsLinks": 0,
+    }
+    # Raw HTML in a message is text: the would-be clobbering element is shown, never built.
+    expect(page.locator('[data-message-type="ai"]')).to_contain_text(
+        f'<div id="{hostile.source.handle}">clobbered panel anchor</div>'
+    )
+    assert watched.dialogs == []
+    assert watched.errors == []
+    expect(page.locator("[data-sources-panel]")).to_be_visible()
+
+
+def test_a_keyboard_only_reader_can_open_and_close_a_citation(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    verified = verified_thread(reader[0])
+    page, watched = open_page(f"/threads/{verified.thread.id}/")
+    first = page.locator(RESOLVED).first
+
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"document.activeElement.matches({RESOLVED!r})"):
+            break
+    expect(first).to_be_focused()
+    expect(page.locator("[data-citation-preview]")).to_be_visible()
+    expect(first).to_have_attribute("aria-describedby", "citation-preview")
+
+    page.keyboard.press("Enter")
+    _expect_dialog_shows(page, verified.shared)
+    expect(_dialog(page).locator("[data-dialog-close]")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(_dialog(page)).to_be_hidden()
+    expect(first).to_be_focused()
+
+    page.keyboard.press("Enter")
+    expect(_dialog(page)).to_be_visible()
+    page.keyboard.press("Enter")  # the focused close button
+    expect(_dialog(page)).to_be_hidden()
+    expect(first).to_be_focused()
+    assert watched.errors == []
+
+
+def test_without_javascript_a_citation_jumps_to_its_panel_entry(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    verified = verified_thread(reader[0])
+    page, watched = open_page(f"/threads/{verified.thread.id}/", javascript=False)
+
+    page.locator(RESOLVED, has_text="same guide").click()
+
+    expect(page).to_have_url(re.compile(f"#{verified.shared.handle}$"))
+    entry = page.locator(f'[id="{verified.shared.handle}"]')
+    expect(entry).to_have_attribute("data-source-entry", "")
+    expect(entry).to_be_in_viewport()
+    expect(_dialog(page)).to_be_hidden()
+    assert entry.locator('[data-field="excerpt"]').text_content() == verified.shared.excerpt
+    assert watched.errors == []
+    expect(page.locator(":target")).to_have_attribute("data-source-id", verified.shared.id)
