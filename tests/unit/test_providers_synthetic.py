@@ -57,6 +57,15 @@ def routes(table: dict[tuple[str, str], Handler | httpx.Response]) -> Handler:
     return handle
 
 
+def by_host(handlers: dict[str, Handler]) -> Handler:
+    """One transport for several synthetic servers, told apart by host name."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        return handlers[request.url.host](request)
+
+    return handle
+
+
 # --- RAGFlow (synthetic) ------------------------------------------------------------------
 
 

@@ -1,0 +1,72 @@
+"""Which adapter serves which binding: ``binding.provider`` -> a provider factory.
+
+The ``local`` provider is imported lazily, so nothing here needs the library app
+until a local binding is actually used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from knowledgeweb.bindings.choices import BindingProvider
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalProvider
+from knowledgeweb.providers import lightrag, ragflow
+from knowledgeweb.providers.ragflow import DatasetSelection
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    """What a factory needs beyond the binding: the credential read at use, and the scope."""
+
+    api_key: str | None
+    selection: tuple[DatasetSelection, ...] | None
+
+
+ProviderFactory = Callable[[KnowledgeBinding, ProviderRequest], RetrievalProvider]
+
+
+def _ragflow(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
+    connection = ragflow.ragflow_connection(
+        base_url=binding.base_url, api_key=request.api_key or "", timeout=binding.timeout
+    )
+    return ragflow.RagflowProvider(connection=connection, selection=request.selection)
+
+
+def _lightrag(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
+    connection = lightrag.lightrag_connection(
+        base_url=binding.base_url, api_key=request.api_key or "", timeout=binding.timeout
+    )
+    return lightrag.LightragProvider(connection=connection)
+
+
+def _local(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
+    from knowledgeweb.library.provider import LocalProvider
+
+    return LocalProvider(top_k=binding.top_k)
+
+
+FACTORIES: dict[str, ProviderFactory] = {
+    BindingProvider.RAGFLOW: _ragflow,
+    BindingProvider.LIGHTRAG: _lightrag,
+    BindingProvider.LOCAL: _local,
+}
+
+
+def provider_for(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
+    """The adapter for ``binding``; raises ``KeyError`` for a provider with no factory."""
+    return FACTORIES[binding.provider](binding, request)
+
+
+def provider_capabilities(provider: str) -> Sequence[KnowledgeCapabilities]:
+    """What a provider offers, without a credential or a request."""
+    if provider == BindingProvider.RAGFLOW:
+        return ragflow.CAPABILITIES
+    if provider == BindingProvider.LIGHTRAG:
+        return lightrag.CAPABILITIES
+    if provider == BindingProvider.LOCAL:
+        from knowledgeweb.library.provider import LocalProvider
+
+        return LocalProvider().capabilities()
+    return ()

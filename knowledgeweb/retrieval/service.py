@@ -1,0 +1,167 @@
+"""``retrieval_search``: the one server-side path that produces evidence.
+
+authorize -> adapter -> ``format_result`` -> ``enforce_output_budget`` ->
+``message_append(..., trusted=True)`` when a thread is given. Every refusal
+happens before the adapter is built, so a refused call sends no request. A
+provider failure never becomes evidence: with a thread it is recorded as a tool
+message with ``status="error"``, without one it is a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass
+from typing import Any, Literal
+from uuid import UUID, uuid4
+
+from django.contrib.auth.models import User
+
+from knowledgeweb.bindings.choices import BindingProvider
+from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result
+from knowledgeweb.providers.errors import ProviderError
+from knowledgeweb.providers.redaction import Redactor
+from knowledgeweb.retrieval.authorization import binding_authorize
+from knowledgeweb.retrieval.errors import RetrievalFailedError, RetrievalInvalidError
+from knowledgeweb.retrieval.registry import ProviderRequest, provider_for
+from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import thread_get_for_owner
+from knowledgeweb.threads.services import message_append
+
+logger = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 4000
+#: The global tool-output budget (SPEC §3.5) applied to every retrieval message.
+TOOL_OUTPUT_LIMIT = 16000
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    content: str
+    artifact: dict[str, Any] | None
+    status: Literal["success", "error"]
+    binding: str
+    provider: str
+    message_id: UUID | None = None
+
+
+def retrieval_search(
+    *,
+    user: User,
+    tool: str,
+    query: str,
+    agent_name: str = "",
+    binding_name: str | None = None,
+    scope: RequestedScope = None,
+    thread_id: UUID | str | None = None,
+) -> SearchOutcome:
+    """Run ``tool`` for ``user`` through one authorized binding.
+
+    Raises ``RetrievalInvalidError`` / ``RetrievalRefusedError`` before any request,
+    ``ThreadNotFound`` for a thread that is not the user's, and
+    ``RetrievalFailedError`` for a provider failure when no thread is given.
+    """
+    query = query.strip()
+    if not query:
+        raise RetrievalInvalidError("The query is empty.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise RetrievalInvalidError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
+    thread = thread_get_for_owner(owner=user, thread_id=thread_id) if thread_id is not None else None
+    authorized = binding_authorize(user=user, agent_name=agent_name, tool=tool, binding_name=binding_name)
+    binding = authorized.binding
+    selection = scope_resolve(binding=binding, requested=scope)
+    redactor = Redactor([authorized.api_key] if authorized.api_key else [])
+
+    try:
+        adapter = provider_for(binding, ProviderRequest(api_key=authorized.api_key, selection=selection))
+        result = adapter.search(query, tool=tool, top_k=binding.top_k)
+    except ProviderError as exc:
+        return _failed(thread, binding.name, binding.provider, tool, redactor.message(str(exc)), exc.kind)
+    except Exception as exc:
+        # An adapter bug must still end as a clear, redacted failure, never a 500;
+        # the traceback is logged redacted too.
+        trace = redactor.message("".join(traceback.format_exception(exc)))
+        logger.error("Retrieval adapter for binding %s raised unexpectedly:\n%s", binding.name, trace)
+        reason = redactor.message(f"unexpected {type(exc).__name__} in the {binding.provider} adapter.")
+        return _failed(thread, binding.name, binding.provider, tool, reason, "adapter_error")
+
+    content, artifact = format_result(_redacted(result, redactor))
+    content, budgeted = enforce_output_budget(content, artifact, TOOL_OUTPUT_LIMIT)
+    logger.info(
+        "Retrieval via binding %s (%s, %s): %d hits", binding.name, binding.provider, tool, len(result.hits)
+    )
+    message_id = None
+    if thread is not None:
+        message = message_append(
+            thread=thread,
+            type="tool",
+            name=tool,
+            tool_call_id=_tool_call_id(),
+            content=content,
+            artifact=budgeted,
+            trusted=True,
+        )
+        message_id = message.id
+    return SearchOutcome(
+        content=content,
+        artifact=budgeted,
+        status="success",
+        binding=binding.name,
+        provider=binding.provider,
+        message_id=message_id,
+    )
+
+
+def _failed(
+    thread: Thread | None, binding_name: str, provider: str, tool: str, reason: str, kind: str
+) -> SearchOutcome:
+    label = BindingProvider(provider).label if provider in BindingProvider.values else provider
+    content = f"{tool} failed ({label}, binding '{binding_name}'): {reason}"
+    logger.warning("Retrieval via binding %s failed (%s): %s", binding_name, kind, reason)
+    if thread is None:
+        raise RetrievalFailedError(content)
+    message = message_append(
+        thread=thread,
+        type="tool",
+        name=tool,
+        tool_call_id=_tool_call_id(),
+        content=content,
+        artifact=None,
+        status="error",
+        trusted=False,
+    )
+    return SearchOutcome(
+        content=content,
+        artifact=None,
+        status="error",
+        binding=binding_name,
+        provider=provider,
+        message_id=message.id,
+    )
+
+
+def _redacted(result: RetrievalResult, redactor: Redactor) -> RetrievalResult:
+    """Defence in depth: adapters already redact what they read, whatever the adapter."""
+
+    def clean(value: str | None) -> str | None:
+        return redactor.text(value) if value is not None else None
+
+    hits = tuple(
+        hit.model_copy(
+            update={
+                "text": redactor.text(hit.text),
+                "title": clean(hit.title),
+                "dataset_name": clean(hit.dataset_name),
+                "url": clean(hit.url),
+                "source_entity": clean(hit.source_entity),
+                "target_entity": clean(hit.target_entity),
+            }
+        )
+        for hit in result.hits
+    )
+    return result.model_copy(update={"hits": hits})
+
+
+def _tool_call_id() -> str:
+    return f"call_{uuid4().hex[:24]}"
