@@ -151,3 +151,60 @@ def test_it_links_relation_edges_to_their_evidence_and_marks_graph_facts(
     assert f'href="#hit-{message.id}-1" data-edge-evidence="1">[1] people.md</a>' in html
     assert html.count("unattributed graph fact") == 3
     assert "No document evidence was retrieved for this relation." in html
+
+
+def test_it_logs_a_reader_in_through_the_login_page(reader: User) -> None:
+    client = Client()
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    assert b'data-form="login"' in page.content
+
+    response = client.post("/accounts/login/", {"username": "reader", "password": "pw-reader-1"})
+
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+    assert client.get("/").status_code == 200
+
+
+def test_it_refuses_a_wrong_password_with_a_clear_message(reader: User) -> None:
+    response = Client().post("/accounts/login/", {"username": "reader", "password": "wrong"})
+    assert response.status_code == 200
+    assert b"didn't match" in response.content
+
+
+def test_it_logs_out_with_a_post_form(client_for: Client) -> None:
+    page = client_for.get("/").content.decode()
+    assert '<form class="logout-form" method="post" action="/accounts/logout/">' in page
+
+    response = client_for.post("/accounts/logout/")
+
+    assert response.status_code == 302
+    assert client_for.get("/").status_code == 302
+
+
+def test_it_shows_tool_content_as_text_and_unverified_citations_as_plain_labels(
+    reader: User, client_for: Client
+) -> None:
+    thread = thread_create(owner=reader, title="Untrusted")
+    content, artifact = format_result(
+        RetrievalResult(
+            provider="local", query="q", hits=(RetrievalHit(text="Claimed fact.", title="doc.md"),)
+        )
+    )
+    hostile = content + "\n\n<script>alert(1)</script><img src=x onerror=alert(1)>"
+    # A caller's artifact loses its reserved keys, so nothing here is evidence.
+    message_append(thread=thread, type="tool", name="knowledge_search", content=hostile, artifact=artifact)
+
+    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+
+    assert 'data-hit-kind="unverified"' in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<script>alert" not in html
+    assert "data-source-entry" not in html
+    assert "data-citation=" not in html
+
+
+def test_it_answers_404_for_a_thread_that_does_not_exist(client_for: Client) -> None:
+    response = client_for.get("/threads/00000000-0000-0000-0000-000000000000/")
+    assert response.status_code == 404
+    assert b"or it belongs to someone else" in response.content
