@@ -42,7 +42,11 @@ class SourceAccumulator:
     ``artifact``; ``None`` is an empty message. Each ``update`` validates only
     the suffix that changed since the previous snapshot: when an earlier
     message changed (after compaction, say), it restarts from that message.
-    At most ``max_sources`` sources are kept, the earliest first.
+
+    Sources survive compaction: once a source has been validated it stays,
+    even when the message that carried it is later summarised away, because
+    the model really saw that evidence. At most ``max_sources`` sources are
+    kept, the earliest first; when an id repeats, the first record wins.
     """
 
     def __init__(self, *, max_sources: int = MAX_RECORDS) -> None:
@@ -50,26 +54,22 @@ class SourceAccumulator:
         self.validated = 0
         self._messages: list[object] = []
         self._fingerprints: list[str] = []
-        self._found: list[dict[str, Evidence]] = []
+        self._sources: dict[str, Evidence] = {}
 
     def update(self, messages: Sequence[object | None]) -> dict[str, Evidence]:
         start = self._first_change(messages)
-        del self._messages[start:], self._fingerprints[start:], self._found[start:]
+        del self._messages[start:], self._fingerprints[start:]
         for message in messages[start:]:
             self._messages.append(message)
             self._fingerprints.append(_fingerprint(message))
-            self._found.append(self._validate(message))
+            for handle, evidence in self._validate(message).items():
+                if len(self._sources) < self.max_sources:
+                    self._sources.setdefault(handle, evidence)
         return self.sources
 
     @property
     def sources(self) -> dict[str, Evidence]:
-        merged: dict[str, Evidence] = {}
-        for found in self._found:
-            for handle, evidence in found.items():
-                if len(merged) >= self.max_sources:
-                    return merged
-                merged.setdefault(handle, evidence)
-        return merged
+        return dict(self._sources)
 
     def _first_change(self, messages: Sequence[object | None]) -> int:
         for index, previous in enumerate(self._messages):

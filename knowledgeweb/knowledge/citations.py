@@ -5,10 +5,12 @@ Accepted hrefs, exactly:
 - ``#knowledge-source-<32hex>`` and ``#user-content-knowledge-source-<32hex>``
 - ``#knowledge-<32hex>-<N>`` and ``#user-content-knowledge-<32hex>-<N>``
 
-Any other href whose fragment *looks like* a knowledge citation (its fragment,
-less an optional ``user-content-`` prefix, starts with ``knowledge`` in any
-case) is *malformed*: uppercase hex, a wrong length, an absolute URL carrying
-such a fragment. Everything else is an ordinary link.
+Any other href whose fragment *looks like* a knowledge citation is
+*malformed*: its fragment, less an optional ``user-content-`` prefix, starts
+with ``knowledge-source`` or with ``knowledge-`` and six hex digits, in any case
+and whatever precedes the ``#``. That catches uppercase hex, a wrong length and
+an absolute URL carrying such a fragment, while an ordinary heading link such
+as ``#knowledge-graphs`` stays an ordinary link.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ USER_CONTENT_PREFIX = "user-content-"
 _ACCEPTED = re.compile(
     r"#(?:user-content-)?(knowledge-source-[a-f0-9]{32}|knowledge-[a-f0-9]{32}-[1-9][0-9]{0,2})"
 )
+_LOOKS_LIKE = re.compile(r"(?:user-content-)?knowledge-(?:source|[0-9a-f]{6})", re.IGNORECASE)
 # Characters that may continue a handle; a handle found in text must not be followed by one.
 _HANDLE_END = r"(?![A-Za-z0-9_-])"
 
@@ -55,9 +58,7 @@ def classify_href(href: str) -> tuple[HrefState, str | None]:
     _, hash_sign, fragment = href.partition("#")
     if not hash_sign:
         return "other", None
-    fragment = fragment.strip().lower()
-    fragment = fragment.removeprefix(USER_CONTENT_PREFIX)
-    if fragment.startswith("knowledge"):
+    if _LOOKS_LIKE.match(fragment.strip()):
         return "malformed", None
     return "other", None
 

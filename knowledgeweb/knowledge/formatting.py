@@ -140,8 +140,10 @@ def _native_eligible(provider: str, hits: list[RetrievalHit]) -> bool:
 def _excerpt(text: str, limit: int) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
-    keep = max(1, limit - len(TRUNCATION_MARK))
-    return text[:keep].rstrip() + TRUNCATION_MARK, True
+    if limit <= len(TRUNCATION_MARK):
+        # Too small for the mark: the limit wins, and the native flag still records the cut.
+        return text[:limit], True
+    return text[: limit - len(TRUNCATION_MARK)].rstrip() + TRUNCATION_MARK, True
 
 
 def _clean_title(title: str | None) -> str | None:

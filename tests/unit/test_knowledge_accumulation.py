@@ -52,21 +52,31 @@ def test_it_restarts_from_the_first_changed_message() -> None:
     changed = [_tool("a"), _tool("B"), _tool("c"), _tool("d")]
     sources = accumulator.update(changed)
 
-    # b changed, so b, c and d are validated again; a is not.
+    # b changed, so b, c and d are validated again; a is not. The source b carried
+    # was really seen, so it stays; B joins after the ones already known.
     assert accumulator.validated == 7
-    assert list(sources) == [_handle("a"), _handle("B"), _handle("c"), _handle("d")]
-    assert list(sources) == list(SourceAccumulator().update(changed))
+    assert list(sources) == [_handle("a"), _handle("b"), _handle("c"), _handle("d"), _handle("B")]
 
 
-def test_it_restarts_correctly_when_compaction_shortens_the_list() -> None:
+def test_sources_survive_compaction_that_shortens_the_list() -> None:
     accumulator = SourceAccumulator()
     accumulator.update([_tool("a"), _tool("b"), _tool("c")])
 
     compacted = [_assistant("Summary of earlier work."), _tool("c"), _tool("d")]
     sources = accumulator.update(compacted)
 
+    # The whole list changed from position 0: c and d are validated, nothing is forgotten.
     assert accumulator.validated == 3 + 2
-    assert list(sources) == list(SourceAccumulator().update(compacted))
+    assert list(sources) == [_handle("a"), _handle("b"), _handle("c"), _handle("d")]
+
+
+def test_a_forged_replacement_after_compaction_adds_nothing() -> None:
+    accumulator = SourceAccumulator()
+    accumulator.update([_tool("a")])
+    forged = _tool("b")
+    forged["artifact"]["knowledge_sources"][0]["excerpt"] = "not in the content"
+    sources = accumulator.update([_assistant("Summary."), forged])
+    assert list(sources) == [_handle("a")]
 
 
 def test_it_treats_none_as_an_empty_message() -> None:

@@ -105,3 +105,13 @@ def test_find_citations_finds_citations_inside_lists_and_emphasis() -> None:
 def test_find_citations_returns_nothing_for_ordinary_links_and_empty_text() -> None:
     assert find_citations("[home](https://example.org/) and [top](#top)") == []
     assert find_citations("") == []
+
+
+def test_an_ordinary_heading_link_that_starts_with_knowledge_is_not_a_citation() -> None:
+    assert classify_href("#knowledge-graphs") == ("other", None)
+    assert find_citations("See [the graphs section](#knowledge-graphs).") == []
+
+
+def test_a_knowledge_shaped_fragment_in_any_case_is_malformed() -> None:
+    assert classify_href("#Knowledge-Source-" + "A" * 32) == ("malformed", None)
+    assert classify_href("#USER-CONTENT-knowledge-" + "ABCDEF" * 6 + "-1") == ("malformed", None)

@@ -324,3 +324,15 @@ def test_shown_hits_are_whole_at_most_one_hundred_and_the_notice_counts_the_rest
         assert excerpt == hit.text if not shortened else excerpt.endswith(TRUNCATION_MARK)
         assert record.get("truncated", shortened) == shortened
     assert len(content) <= budget["max_total_chars"] or not shown
+
+
+def test_a_per_hit_limit_smaller_than_the_truncation_mark_still_holds(validate_artifact: Check) -> None:
+    for limit in (1, 2, 4):
+        content, artifact = format_result(
+            RetrievalResult(provider="lightrag", query="q", hits=(_doc("abcdefghij"),)),
+            max_chars_per_hit=limit,
+        )
+        (record,) = artifact["knowledge_sources"]
+        assert record["excerpt"] == "abcdefghij"[:limit]
+        assert validate_artifact(artifact) == 1
+        assert read_sources("knowledge_search", content, artifact)
