@@ -1,0 +1,260 @@
+"""Every provider fault: a clear redacted error, no evidence stored, the credential nowhere.
+
+Synthetic upstream answers (shaped after PROVIDERS.md) are served through the
+client factory's one substitution point, the transport.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.knowledge import RESERVED_KEYS, read_sources
+from knowledgeweb.providers.client import MAX_BODY_BYTES, transport_override
+from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search
+from knowledgeweb.threads.models import Message, Thread
+from tests.unit.test_providers_synthetic import (
+    LIGHTRAG_KEY,
+    LIGHTRAG_URL,
+    RAGFLOW_KEY,
+    RAGFLOW_URL,
+    Handler,
+    Upstream,
+    lightrag_routes,
+    ragflow_routes,
+    synthetic_lightrag_chunk,
+    synthetic_lightrag_no_results,
+    synthetic_lightrag_success,
+    synthetic_lightrag_validation_error,
+    synthetic_ragflow_chunk,
+    synthetic_ragflow_error,
+    synthetic_ragflow_retrieval,
+)
+
+pytestmark = pytest.mark.django_db
+KEYS = (RAGFLOW_KEY, LIGHTRAG_KEY)
+
+
+def timeout(request: httpx.Request) -> httpx.Response:
+    raise httpx.ReadTimeout("timed out", request=request)
+
+
+def oversized(request: httpx.Request) -> httpx.Response:
+    piece = b" " * (1024 * 1024)
+    return httpx.Response(200, content=iter([piece] * (MAX_BODY_BYTES // len(piece) + 4)))
+
+
+def redirect(request: httpx.Request) -> httpx.Response:
+    if request.url.host != "ragflow.example.test":
+        return httpx.Response(200, json={"code": 0, "data": []})
+    return httpx.Response(302, headers={"Location": "https://attacker.example.test/collect"})
+
+
+def answer(status: int, body: object) -> Handler:
+    return lambda request: httpx.Response(status, json=body)
+
+
+RAGFLOW_FAULTS: list[tuple[str, Handler, str]] = [
+    ("timeout", ragflow_routes(retrieval=timeout), "RAGFlow did not answer within 30 seconds."),
+    ("http-500", ragflow_routes(retrieval=answer(500, {"detail": "boom"})), "RAGFlow answered HTTP 500: boom"),
+    ("http-302", redirect, "RAGFlow answered HTTP 302 (a redirect). Redirects are never followed"),
+    ("over-4-mib", ragflow_routes(retrieval=oversized), "RAGFlow's response passed the 4 MiB limit; reading stopped there."),
+    ("malformed-json", ragflow_routes(retrieval=lambda r: httpx.Response(200, content=b'{"code": 0, "data": {')), "RAGFlow answered with malformed JSON (HTTP 200)."),
+    ("code-102", ragflow_routes(retrieval=synthetic_ragflow_error(102, "You don't own the dataset dsX.")), "RAGFlow refused the retrieval request (code 102): You don't own the dataset dsX."),
+    ("code-109-http-200", answer(200, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed): Authentication error: API key is invalid!"),
+    ("code-109-http-401", answer(401, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed)"),
+    ("code-401-http-401", answer(401, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>"),
+    ("echoed-key", ragflow_routes(retrieval=synthetic_ragflow_error(100, f"KeyError('{RAGFLOW_KEY}') for Authorization: Bearer {RAGFLOW_KEY}")), "RAGFlow refused the retrieval request (code 100): KeyError('[redacted]') for Authorization: [redacted]"),
+]  # fmt: skip
+
+LIGHTRAG_FAULTS: list[tuple[str, Handler, str]] = [
+    ("http-403", lightrag_routes(httpx.Response(403, json={"detail": "Invalid API Key"})), "LightRAG rejected the API key (HTTP 403): Invalid API Key"),
+    ("http-400", lightrag_routes(httpx.Response(400, json=synthetic_lightrag_validation_error("mode must be one of local, global"))), "LightRAG rejected the query as invalid: Validation error: mode must be one of local, global"),
+    ("http-500", lightrag_routes(httpx.Response(500, json={"detail": "Internal server error (error_id: e7)"})), "LightRAG answered HTTP 500: Internal server error (error_id: e7)"),
+    ("timeout", lightrag_routes(timeout), "LightRAG did not answer within 30 seconds."),
+    ("malformed-json", lightrag_routes(httpx.Response(200, content=b"not json")), "LightRAG answered with malformed JSON (HTTP 200)."),
+    ("echoed-key", lightrag_routes(httpx.Response(500, json={"detail": f"bad X-API-Key: {LIGHTRAG_KEY}"})), "LightRAG answered HTTP 500: bad X-API-Key: [redacted]"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def bindings(user: User, monkeypatch: pytest.MonkeyPatch) -> dict[str, KnowledgeBinding]:
+    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
+    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    return {
+        "ragflow": binding_create(
+            name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="RAGFLOW_API_KEY",
+            tools=["knowledge_search"], users=[user],
+        ),
+        "lightrag": binding_create(
+            name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+            tools=["knowledge_search", "entity_relations_search"], users=[user],
+        ),
+    }  # fmt: skip
+
+
+def run(
+    handler: Handler,
+    *,
+    user: User,
+    binding: str,
+    thread: Thread | None,
+    tool: str = "knowledge_search",
+) -> tuple[Upstream, object]:
+    upstream = Upstream(handler)
+    with transport_override(upstream.transport):
+        try:
+            outcome: object = retrieval_search(
+                user=user,
+                tool=tool,
+                query="who founded acme?",
+                binding_name=binding,
+                thread_id=thread.id if thread else None,
+            )
+        except RetrievalFailedError as exc:
+            outcome = exc
+    return upstream, outcome
+
+
+def assert_no_evidence_and_no_secret(caplog: pytest.LogCaptureFixture, *texts: str) -> None:
+    for message in Message.objects.all():
+        assert read_sources(message.name, message.content, message.artifact) == {}
+        if message.status == "error":
+            assert not (set(message.artifact or {}) & RESERVED_KEYS), message.artifact
+    stored = [m.content + json.dumps(m.artifact) for m in Message.objects.all()]
+    for key in KEYS:
+        assert key not in caplog.text
+        assert all(key not in text for text in [*stored, *texts])
+
+
+@pytest.mark.parametrize(
+    ("name", "handler", "expected"),
+    RAGFLOW_FAULTS + [("lightrag-" + n, h, e) for n, h, e in LIGHTRAG_FAULTS],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "",
+)
+def test_a_provider_fault_becomes_an_error_tool_message_without_evidence(
+    name: str,
+    handler: Handler,
+    expected: str,
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    binding = "lightrag-main" if name.startswith("lightrag-") else "ragflow-main"
+    _, outcome = run(handler, user=user, binding=binding, thread=thread)
+    message = Message.objects.get()
+    assert (message.type, message.name, message.status, message.artifact) == (
+        "tool",
+        "knowledge_search",
+        "error",
+        None,
+    )
+    assert expected in message.content
+    assert message.content.startswith(
+        f"knowledge_search failed ({'LightRAG' if binding.startswith('light') else 'RAGFlow'}, binding '{binding}'): "
+    )
+    assert (outcome.status, outcome.message_id, outcome.artifact) == ("error", message.id, None)  # type: ignore[attr-defined]
+    assert expected in caplog.text
+    assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("name", "handler", "expected"), RAGFLOW_FAULTS, ids=[f[0] for f in RAGFLOW_FAULTS])
+def test_without_a_thread_a_provider_fault_is_a_clear_error_and_nothing_is_written(
+    name: str,
+    handler: Handler,
+    expected: str,
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    _, outcome = run(handler, user=user, binding="ragflow-main", thread=None)
+    assert isinstance(outcome, RetrievalFailedError)
+    assert expected in outcome.message
+    assert outcome.status == 424
+    assert Message.objects.count() == 0
+    assert_no_evidence_and_no_secret(caplog, outcome.message)
+
+
+def test_a_redirect_target_is_never_contacted(
+    bindings: dict[str, KnowledgeBinding], user: User, thread: Thread
+) -> None:
+    upstream, _ = run(redirect, user=user, binding="ragflow-main", thread=thread)
+    assert [r.url.host for r in upstream.requests] == ["ragflow.example.test"]
+
+
+def test_lightrag_no_results_is_an_empty_success_not_an_error(
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _, outcome = run(
+        lightrag_routes(synthetic_lightrag_no_results()),
+        user=user,
+        binding="lightrag-main",
+        thread=thread,
+        tool="entity_relations_search",
+    )
+    message = Message.objects.get()
+    assert (message.status, outcome.status) == ("success", "success")  # type: ignore[attr-defined]
+    assert message.content == "Entity relations search results from lightrag: nothing found."
+    assert message.artifact == {"knowledge_sources_version": 1, "knowledge_sources": []}
+    assert_no_evidence_and_no_secret(caplog)
+
+
+@pytest.mark.parametrize("provider", ["ragflow", "lightrag"])
+def test_a_key_echoed_in_retrieved_text_is_redacted_in_content_artifact_and_logs(
+    provider: str,
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    if provider == "ragflow":
+        chunk = synthetic_ragflow_chunk(
+            content=f"Synthetic echo: key={RAGFLOW_KEY}", document_keyword=f"{RAGFLOW_KEY}.pdf"
+        )
+        handler = ragflow_routes(retrieval=synthetic_ragflow_retrieval([chunk]))
+    else:
+        chunk = synthetic_lightrag_chunk(
+            "doc-1-chunk-000", f"Synthetic echo: key={LIGHTRAG_KEY}", f"{LIGHTRAG_KEY}.txt"
+        )
+        handler = lightrag_routes(synthetic_lightrag_success(chunks=[chunk]))
+    _, outcome = run(handler, user=user, binding=f"{provider}-main", thread=thread)
+    message = Message.objects.get()
+    assert message.status == "success"
+    assert "Synthetic echo: key=[redacted]" in message.content
+    assert "[redacted]" in json.dumps(message.artifact)
+    for key in KEYS:
+        assert key not in message.content + json.dumps(message.artifact) + caplog.text + outcome.content  # type: ignore[attr-defined]
+
+
+def test_an_adapter_bug_is_a_clear_redacted_failure_not_a_crash(
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from knowledgeweb.providers.ragflow import adapter
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"bug while holding {RAGFLOW_KEY}")
+
+    monkeypatch.setattr(adapter, "dataset_list", broken)
+    _, outcome = run(ragflow_routes(), user=user, binding="ragflow-main", thread=thread)
+    message = Message.objects.get()
+    assert message.status == "error"
+    assert "unexpected RuntimeError in the ragflow adapter." in message.content
+    assert "bug while holding [redacted]" in caplog.text
+    assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
