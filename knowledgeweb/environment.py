@@ -104,6 +104,9 @@ def cache_from_url(url: str) -> dict[str, Any]:
         return {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "LOCATION": "knowledgeweb",
+            # Django's default of 300 entries would evict a long thread's memoized
+            # evidence and fragments before its next render (SPEC §10).
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
     if scheme in {"redis", "rediss"}:
         return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}

@@ -196,3 +196,33 @@ def test_an_800_message_thread_renders_one_hook_per_citation(owner: User) -> Non
     assert html.count('data-citation="unresolved"') == 200
     assert html.count('data-citation="malformed"') == 200
     assert validation_counter.count == 200
+    assert render_counter.count == 200
+
+
+def test_a_warm_800_message_page_validates_nothing_and_renders_no_markdown(owner: User) -> None:
+    messages: list[dict[str, object]] = []
+    for n in range(200):
+        hits = (RetrievalHit(text=f"Excerpt {n}.", title=f"doc-{n}.md"),)
+        content, artifact = format_result(RetrievalResult(provider="local", query=f"q{n}", hits=hits))
+        handle = re.findall(r"\(#(knowledge-source-[a-f0-9]{32})\)", content)[0]
+        messages += [
+            {"type": "human", "content": f"Question {n}?"},
+            {"type": "tool", "name": "knowledge_search", "content": content, "artifact": artifact},
+            {"type": "ai", "content": f"Answer [{n}](#{handle})."},
+            {"type": "ai", "content": f"And again [{n}](#user-content-{handle})."},
+        ]
+    thread = thread_import(owner=owner, title="Long", messages=messages, trusted=True)
+    client = Client()
+    client.force_login(owner)
+    first = client.get(f"/threads/{thread.id}/").content
+    validation_counter.reset()
+    render_counter.reset()
+
+    second = client.get(f"/threads/{thread.id}/").content
+
+    assert validation_counter.count == 0
+    assert render_counter.count == 0
+    # Only the CSRF token of the logout form is masked afresh per response.
+    unmask = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
+    assert unmask.sub(b"", second) == unmask.sub(b"", first)
+    assert second.count(b'data-citation="resolved"') == 400
