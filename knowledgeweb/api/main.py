@@ -95,7 +95,7 @@ def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     problems = []
     for error in exc.errors:
         loc = list(error.get("loc", ()))
-        if len(loc) > 2 and loc[0] == "body":
+        if len(loc) >= 2 and loc[0] == "body":
             # ("body", "payload", "type"): the parameter's name means nothing to the caller.
             del loc[1]
         location = ".".join(str(part) for part in loc)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import field_validator
+from pydantic import BaseModel, field_validator
 
 from knowledgeweb.api.auth import request_user
 from knowledgeweb.knowledge import Evidence
@@ -38,7 +38,15 @@ class ErrorOut(Schema):
     detail: str
 
 
-class ThreadIn(Schema):
+class Input(BaseModel):
+    """Base of request bodies: plain pydantic, so only a JSON object validates.
+
+    (ninja's ``Schema`` reads attributes off any object: a JSON string body
+    ``"abc"`` would pass as ``{"title": "Abc"}`` via ``str.title``.)
+    """
+
+
+class ThreadIn(Input):
     title: str = Field(min_length=1, max_length=200)
     agent_name: str = Field(default="", max_length=100)
 
@@ -52,16 +60,18 @@ class ThreadOut(Schema):
     message_count: int
 
 
-class TextPart(Schema):
+class TextPart(Input):
     type: Literal["text"]
     text: str
 
 
-class MessageIn(Schema):
+class MessageIn(Input):
     """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept."""
 
     type: MessageTypeName
-    content: str | list[TextPart] = Field(description="A string, or a list of text parts joined in order.")
+    content: str | list[str | TextPart] = Field(
+        description="A string, or a list of text parts (or strings) joined in order."
+    )
     name: str = Field(default="", max_length=128, description="The tool name, for tool messages.")
     tool_call_id: str = Field(default="", max_length=128)
     artifact: dict[str, Any] | None = None
@@ -93,7 +103,7 @@ class ThreadDetailOut(ThreadOut):
     messages: list[MessageOut]
 
 
-class ImportIn(Schema):
+class ImportIn(Input):
     title: str = Field(min_length=1, max_length=200)
     agent_name: str = Field(default="", max_length=100)
     messages: list[Any] = Field(

@@ -133,10 +133,12 @@ def test_a_body_just_under_the_limit_is_accepted(api_client: Client, thread: Thr
         ({"title": "", "messages": []}, "body.title: String should have at least 1 character"),
         ({"title": "x" * 201, "messages": []}, "body.title: String should have at most 200 characters"),
         ({"messages": []}, "body.title: Field required"),
+        ("A title", "body: Input should be a valid dictionary"),
+        (["A title"], "body: Input should be a valid dictionary"),
     ],
 )
 def test_invalid_thread_fields_answer_422_and_write_nothing(
-    api_client: Client, body: dict[str, Any], detail: str
+    api_client: Client, body: Any, detail: str
 ) -> None:
     for path in ("/api/threads", "/api/threads/import"):
         response = post(api_client, path, body)
