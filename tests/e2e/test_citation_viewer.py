@@ -39,8 +39,8 @@ def test_the_thread_list_shows_the_readers_threads(reader: tuple[User, Any], ope
     verified = verified_thread(reader[0])
     page, watched = open_page("/")
     page.locator(f'[data-thread-id="{verified.thread.id}"] a').click()
-    expect(page.locator(RESOLVED).first).to_be_visible()
     assert watched.errors == []
+    expect(page.locator(RESOLVED).first).to_be_visible()
 
 
 def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
@@ -84,9 +84,9 @@ def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
 
     citations.filter(has_text="notes").click()
     _expect_dialog_shows(page, verified.truncated)
-    expect(_field(page, "truncated")).to_be_visible()
     assert watched.errors == []
     assert watched.dialogs == []
+    expect(_field(page, "truncated")).to_be_visible()
 
 
 def test_hovering_previews_and_the_panel_counts_and_toggles_sources(
@@ -106,8 +106,8 @@ def test_hovering_previews_and_the_panel_counts_and_toggles_sources(
     uncited = page.locator(f'[data-source-entry][id="{verified.uncited.handle}"]')
     expect(uncited).to_be_hidden()
     page.locator("[data-sources-toggle] summary").click()
-    expect(uncited).to_be_visible()
     assert watched.errors == []
+    expect(uncited).to_be_visible()
 
 
 def test_forged_citations_render_as_inert_unresolved_spans(
@@ -126,8 +126,8 @@ def test_forged_citations_render_as_inert_unresolved_spans(
 
     later = page.locator(RESOLVED, has_text="later now")
     expect(later).to_have_attribute("href", f"#{forged.later.handle}")
-    expect(page.locator("[data-citation]")).to_have_count(5)
     assert watched.errors == []
+    expect(page.locator("[data-citation]")).to_have_count(5)
 
 
 def test_hostile_content_runs_nothing_and_the_citation_still_reaches_the_panel(
@@ -203,8 +203,8 @@ def test_a_keyboard_only_reader_can_open_and_close_a_citation(
     expect(_dialog(page)).to_be_visible()
     page.keyboard.press("Enter")  # the focused close button
     expect(_dialog(page)).to_be_hidden()
-    expect(first).to_be_focused()
     assert watched.errors == []
+    expect(first).to_be_focused()
 
 
 def test_without_javascript_a_citation_jumps_to_its_panel_entry(
