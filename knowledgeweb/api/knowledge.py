@@ -14,12 +14,22 @@ from uuid import UUID
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
+from pydantic import BaseModel
 
 from knowledgeweb.api.auth import request_user
 from knowledgeweb.providers.ragflow import DatasetSelection
 from knowledgeweb.retrieval import RetrievalError, retrieval_capabilities, retrieval_search
 
 router = Router(tags=["knowledge"])
+
+
+class Input(BaseModel):
+    """Request bodies are plain pydantic: only a JSON object validates (ninja's ``Schema``
+    would read attributes off any value, a bare JSON string included)."""
+
+
+class ErrorOut(Schema):
+    detail: str
 
 
 class KnowledgeErrorOut(Schema):
@@ -41,18 +51,18 @@ class CapabilitiesOut(Schema):
     tools: list[CapabilityOut]
 
 
-class DatasetSelectionIn(Schema):
+class DatasetSelectionIn(Input):
     dataset_id: str = Field(min_length=1, max_length=256)
     document_ids: list[str] = Field(
         default_factory=list, description="Empty: the whole dataset. At most 1000 documents in all."
     )
 
 
-class ScopeSelectionIn(Schema):
+class ScopeSelectionIn(Input):
     datasets: list[DatasetSelectionIn] = Field(min_length=1)
 
 
-class SearchIn(Schema):
+class SearchIn(Input):
     tool: str = Field(description="knowledge_search or entity_relations_search (LightRAG only).")
     query: str
     agent_name: str = Field(default="", max_length=100)
@@ -80,10 +90,23 @@ class SearchOut(Schema):
     message_id: UUID | None = None
 
 
-_ERRORS: dict[int, Any] = {400: KnowledgeErrorOut, 403: KnowledgeErrorOut, 424: KnowledgeErrorOut}
+_AUTH_ERRORS: dict[int, Any] = {401: ErrorOut}
+_ERRORS: dict[int, Any] = {
+    **_AUTH_ERRORS,
+    400: KnowledgeErrorOut,
+    403: KnowledgeErrorOut,
+    404: ErrorOut,
+    413: ErrorOut,
+    422: ErrorOut,
+    424: KnowledgeErrorOut,
+}
 
 
-@router.get("/capabilities", response=CapabilitiesOut, summary="Tools you may use")
+@router.get(
+    "/capabilities",
+    response={200: CapabilitiesOut, **_AUTH_ERRORS, 422: ErrorOut},
+    summary="Tools you may use",
+)
 def capabilities(request: HttpRequest, agent_name: str = "") -> CapabilitiesOut:
     """Each tool you may run as ``agent_name``, per binding, with its capability operations."""
     offered = retrieval_capabilities(user=request_user(request), agent_name=agent_name)

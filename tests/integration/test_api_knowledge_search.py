@@ -235,3 +235,13 @@ def test_capabilities_list_the_callers_tools_with_operations(
 
 def test_capabilities_need_authentication(bindings: None) -> None:
     assert Client().get("/api/knowledge/capabilities").status_code == 401
+
+
+@pytest.mark.parametrize("body", ['"knowledge_search"', "[]", "null", "{"])
+def test_a_body_that_is_not_a_json_object_is_refused(
+    server: Server, bindings: None, api_client: Client, body: str
+) -> None:
+    response = api_client.post(SEARCH, body, content_type="application/json")
+    assert response.status_code in {400, 422}
+    assert response.json()["detail"]
+    assert server.upstream.requests == []
