@@ -13,6 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, find_citations, format_result
+from knowledgeweb.threads import evidence
 from knowledgeweb.threads.evidence import validation_counter
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import thread_messages
@@ -121,6 +122,23 @@ def test_a_new_renderer_version_renders_every_answer_again(
     render_thread(thread_messages(thread=thread))
 
     assert render_counter.count == 3
+
+
+def test_an_answer_renders_again_when_the_evidence_before_it_changes(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = _conversation(owner, 2)
+    render_thread(thread_messages(thread=thread))
+    render_counter.reset()
+    # A stricter reader (its cache version bumped) that accepts nothing.
+    monkeypatch.setattr(evidence, "EVIDENCE_CACHE_VERSION", evidence.EVIDENCE_CACHE_VERSION + 1)
+    monkeypatch.setattr(evidence, "read_sources", lambda name, content, artifact: {})
+
+    view = render_thread(thread_messages(thread=thread))
+
+    assert render_counter.count == 2
+    assert all('data-citation="unresolved"' in v.html for v in view.messages if v.message.type == "ai")
+    assert view.cited == ()
 
 
 def test_a_warm_render_reads_all_fragments_in_one_cache_call(

@@ -95,19 +95,42 @@ def fragment_cache_key(message: Message, handles_digest: str) -> str:
     return f"knowledgeweb:fragment:v{RENDERER_VERSION}:{message.id}:{message.digest}:{handles_digest}"
 
 
+Walked = list[tuple[Message, Mapping[str, Evidence], str | None]]
+
+
 def render_thread(messages: Sequence[Message]) -> ThreadView:
     """Render every message of a thread, walking its evidence once."""
+    walked, last_available = _walk(messages)
+    views, counts = _assemble(walked)
+    retrieved = dict(last_available)
+    if messages and messages[-1].type == MessageType.TOOL:
+        # The walk yields the evidence *before* each message; the last one's own comes last.
+        for handle, source in message_sources(messages[-1]).items():
+            retrieved.setdefault(handle, source)
+    cited = tuple(SourceEntry(retrieved[h], n) for h, n in counts.items() if h in retrieved)
+    uncited = tuple(SourceEntry(source, 0) for h, source in retrieved.items() if h not in counts)
+    return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
+
+
+def _walk(messages: Sequence[Message]) -> tuple[Walked, Mapping[str, Evidence]]:
+    """Each message with the evidence before it and its fragment key (None: no fragment needed)."""
     digest = _HandleDigest()
-    walked: list[tuple[Message, Mapping[str, Evidence], str | None]] = []
+    walked: Walked = []
     available: Mapping[str, Evidence] = {}
     for message, available in evidence_before(messages):
         if message.type == MessageType.AI:
-            walked.append((message, available, fragment_cache_key(message, digest.of(available))))
+            key: str | None = fragment_cache_key(message, digest.of(available))
         elif message.type == MessageType.TOOL:
-            walked.append((message, available, fragment_cache_key(message, _NO_EVIDENCE)))
+            # A tool message shows only its own evidence, whatever came before it.
+            key = fragment_cache_key(message, _NO_EVIDENCE)
         else:
-            walked.append((message, available, None))
+            key = None
+        walked.append((message, available, key))
+    return walked, available
 
+
+def _assemble(walked: Walked) -> tuple[list[MessageView], dict[str, int]]:
+    """Fetch every fragment in one call, render only the misses, and tally citations per handle."""
     keys = [key for _, _, key in walked if key is not None]
     cached: dict[str, Any] = cache.get_many(keys) if keys else {}
     fresh: dict[str, dict[str, Any]] = {}
@@ -115,9 +138,8 @@ def render_thread(messages: Sequence[Message]) -> ThreadView:
     counts: dict[str, int] = {}
     for message, before, key in walked:
         if key is None:
-            views.append(
-                MessageView(message, format_html('<div class="plain-text">{}</div>', message.content))
-            )
+            plain = format_html('<div class="plain-text">{}</div>', message.content)
+            views.append(MessageView(message, plain))
             continue
         hit = cached.get(key)
         fragment = hit if _is_fragment(hit) else None
@@ -137,15 +159,7 @@ def render_thread(messages: Sequence[Message]) -> ThreadView:
         )
     if fresh:
         cache.set_many(fresh, timeout=None)
-
-    retrieved = dict(available)
-    if messages and messages[-1].type == MessageType.TOOL:
-        # The walk yields the evidence *before* each message; the last one's own comes last.
-        for handle, source in message_sources(messages[-1]).items():
-            retrieved.setdefault(handle, source)
-    cited = tuple(SourceEntry(retrieved[h], n) for h, n in counts.items() if h in retrieved)
-    uncited = tuple(SourceEntry(source, 0) for h, source in retrieved.items() if h not in counts)
-    return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
+    return views, counts
 
 
 def _is_fragment(value: object) -> TypeGuard[dict[str, Any]]:
