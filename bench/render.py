@@ -1,0 +1,162 @@
+"""Thread render through the real view, against markdown-it + bleach alone.
+
+Threads of 50, 200 and 800 messages: half are tool messages with 20 cited hits
+each, half are AI messages with 10 citations each mixing both shared anchor
+forms plus a forged citation in every fourth answer.
+
+- floor: markdown-it + bleach over the same messages, no citation work, no cache
+- cold:  GET /threads/<id>/ with an empty cache
+- warm:  the same GET again, every fragment cached
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+if __package__ in {None, ""}:
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+
+from bench.harness import median_seconds, setup_django, show_count, show_ratio, show_time
+
+SIZES = (50, 200, 800)
+WORDS = [
+    "evidence",
+    "retrieval",
+    "citation",
+    "answer",
+    "document",
+    "dataset",
+    "excerpt",
+    "provider",
+    "source",
+    "index",
+    "thread",
+    "message",
+    "reader",
+    "review",
+    "model",
+    "query",
+    "chunk",
+    "page",
+    "title",
+    "budget",
+    "trust",
+]
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    text = " ".join(rng.choice(WORDS) for _ in range(words))
+    return text[0].upper() + text[1:]
+
+
+def build_messages(count: int, seed: int = 7) -> list[dict[str, object]]:
+    from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+
+    rng = random.Random(seed)
+    messages: list[dict[str, object]] = []
+    for turn in range(count // 2):
+        hits = tuple(
+            RetrievalHit(
+                text=" ".join(_sentence(rng, 6) + "." for _ in range(5)),
+                title=f"Handbook {turn}-{position}.md",
+                dataset_name="Bench corpus",
+                page=position + 1,
+            )
+            for position in range(20)
+        )
+        content, artifact = format_result(
+            RetrievalResult(provider="local", query=f"question {turn}", hits=hits), max_total_chars=20_000
+        )
+        ids = [record["id"] for record in artifact["knowledge_sources"]]
+        assert len(ids) == 20, "every hit must be shown and cited"
+        messages.append(
+            {"type": "tool", "name": "knowledge_search", "content": content, "artifact": artifact}
+        )
+        lines = []
+        for k in range(10):
+            if k == 9 and turn % 4 == 0:
+                href = "#knowledge-source-" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+            elif k % 2:
+                href = f"#user-content-knowledge-source-{ids[k]}"
+            else:
+                href = f"#knowledge-source-{ids[k]}"
+            lines.append(f"{_sentence(rng, 14)} [citation:Handbook {turn}-{k}]({href}).")
+        messages.append({"type": "ai", "content": "\n\n".join(lines)})
+    return messages
+
+
+def main() -> int:
+    setup_django()
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.test import Client
+
+    from knowledgeweb.threads.evidence import validation_counter
+    from knowledgeweb.threads.models import Message
+    from knowledgeweb.threads.services import message_append, thread_import
+    from knowledgeweb.web.rendering.markdown import markdown_to_html
+    from knowledgeweb.web.rendering.pipeline import render_counter
+    from knowledgeweb.web.rendering.sanitizer import make_cleaner
+
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    client = Client()
+    client.force_login(user)
+
+    print("Thread render (GET /threads/<id>/)")
+    ok = True
+    cold_by_size: dict[int, float] = {}
+    for size in SIZES:
+        raw = build_messages(size)
+        thread = thread_import(owner=user, title=f"Bench {size}", messages=raw, trusted=True)
+        stored = list(Message.objects.filter(thread=thread).order_by("seq"))
+        url = f"/threads/{thread.id}/"
+
+        def floor(stored: list[Message] = stored) -> None:
+            for message in stored:
+                make_cleaner().clean(markdown_to_html(message.content))
+
+        def get(url: str = url) -> None:
+            response = client.get(url)
+            if response.status_code != 200:
+                raise RuntimeError(f"{url} answered {response.status_code}")
+
+        floor_s = median_seconds(floor)
+        cold_s = median_seconds(get, before=cache.clear)
+        get()  # make sure every fragment is cached
+        warm_s = median_seconds(get)
+        cold_by_size[size] = cold_s
+        print(f" {size} messages")
+        show_time("floor: markdown-it + bleach, no citations, no cache", floor_s)
+        show_time("cold render through the view", cold_s)
+        show_time("warm render through the view", warm_s)
+        ok &= show_ratio("cold / floor", cold_s / floor_s, 1.3)
+        ok &= show_ratio("warm / cold", warm_s / cold_s, 0.1)
+
+        if size == SIZES[-1]:
+            print(" Validation and markdown-render counts (800 messages)")
+            cache.clear()
+            validation_counter.reset()
+            render_counter.reset()
+            get()
+            ok &= show_count("validations on the first render", validation_counter.count, size // 2)
+            validation_counter.reset()
+            render_counter.reset()
+            get()
+            ok &= show_count("validations on the second render", validation_counter.count, 0)
+            ok &= show_count("markdown renders on the second render", render_counter.count, 0)
+            message_append(thread=thread, type="tool", name="knowledge_search", content="Nothing found.")
+            validation_counter.reset()
+            render_counter.reset()
+            get()
+            ok &= show_count("validations after one append", validation_counter.count, 1)
+
+    scaling = (cold_by_size[800] / cold_by_size[200]) / 4
+    print(" Scaling")
+    ok &= show_ratio("(800-message cold / 200-message cold) / 4", scaling, 1.1)
+    print("all targets met" if ok else "some targets missed (see MISSED above)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
