@@ -80,7 +80,10 @@ class Connection:
     transport: httpx.BaseTransport | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        url = httpx.URL(self.base_url) if self.base_url else None
+        try:
+            url = httpx.URL(self.base_url) if self.base_url else None
+        except httpx.InvalidURL:
+            url = None
         if url is None or url.scheme not in {"http", "https"} or not url.host:
             raise ProviderConfigurationError(
                 f"{self.label} needs an http:// or https:// base URL; no request was sent."
@@ -171,6 +174,11 @@ class ProviderSession:
         except httpx.TransportError as exc:
             raise self._fail(
                 ProviderUnavailableError, f"{label} could not be reached ({type(exc).__name__}: {exc})."
+            ) from None
+        except httpx.HTTPError as exc:
+            # Anything else httpx raises (a body it cannot decode, for one) is still a clear failure.
+            raise self._fail(
+                ProviderUnavailableError, f"The request to {label} failed ({type(exc).__name__}: {exc})."
             ) from None
         try:
             body: Any = json.loads(raw) if raw.strip() else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,14 @@ from tests.unit.test_providers_synthetic import (
 )
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_secret_in_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    caplog.set_level(logging.DEBUG)
+    yield
+    assert RAGFLOW_KEY not in caplog.text
+    assert LIGHTRAG_KEY not in caplog.text
 
 
 @pytest.fixture
@@ -83,8 +92,10 @@ def refused(upstream: Upstream, error: type[Exception], message: str, **call: ob
         "agent_name": "lead_agent",
     }
     arguments.update(call)
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as caught:
         retrieval_search(**arguments)  # type: ignore[arg-type]
+    assert RAGFLOW_KEY not in str(caught.value)
+    assert LIGHTRAG_KEY not in str(caught.value)
     assert upstream.requests == []
     assert Message.objects.count() == 0
 

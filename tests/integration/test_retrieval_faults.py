@@ -19,6 +19,7 @@ from knowledgeweb.knowledge import RESERVED_KEYS, read_sources
 from knowledgeweb.providers.client import MAX_BODY_BYTES, transport_override
 from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search
 from knowledgeweb.threads.models import Message, Thread
+from tests.unit.test_providers_ragflow_scope import InFlight
 from tests.unit.test_providers_synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
@@ -33,6 +34,10 @@ from tests.unit.test_providers_synthetic import (
     synthetic_lightrag_success,
     synthetic_lightrag_validation_error,
     synthetic_ragflow_chunk,
+    synthetic_ragflow_dataset,
+    synthetic_ragflow_datasets,
+    synthetic_ragflow_document,
+    synthetic_ragflow_documents,
     synthetic_ragflow_error,
     synthetic_ragflow_retrieval,
 )
@@ -257,4 +262,42 @@ def test_an_adapter_bug_is_a_clear_redacted_failure_not_a_crash(
     assert message.status == "error"
     assert "unexpected RuntimeError in the ragflow adapter." in message.content
     assert "bug while holding [redacted]" in caplog.text
+    assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
+
+
+def test_one_bad_batch_among_eleven_rejects_the_scope_with_no_search_and_no_evidence(
+    bindings: dict[str, KnowledgeBinding], user: User, thread: Thread, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    selection = [
+        {"dataset_id": "ds00000000000000000000000000001", "document_ids": [f"a{i:04d}" for i in range(950)]},
+        {"dataset_id": "ds00000000000000000000000000002", "document_ids": [f"b{i:04d}" for i in range(50)]},
+    ]
+    KnowledgeBinding.objects.filter(name="ragflow-main").update(scope="selected", selection=selection)
+
+    def documents(request: httpx.Request) -> httpx.Response:
+        dataset_id = request.url.path.split("/")[4]
+        ids = [i for i in request.url.params.get_list("ids") if i != "a0733"]
+        return httpx.Response(
+            200, json=synthetic_ragflow_documents([synthetic_ragflow_document(i, dataset_id) for i in ids])
+        )
+
+    gauge = InFlight(documents)
+    datasets = synthetic_ragflow_datasets(
+        [
+            synthetic_ragflow_dataset(),
+            synthetic_ragflow_dataset(id="ds00000000000000000000000000002", name="More"),
+        ]
+    )
+    upstream, outcome = run(
+        ragflow_routes(datasets=datasets, documents=gauge), user=user, binding="ragflow-main", thread=thread
+    )
+    message = Message.objects.get()
+    assert message.status == "error"
+    assert (
+        "The selected documents were rejected: document a0733 was not found in dataset ds00000000000000000000000000001."
+        in message.content
+    )
+    assert "/api/v1/retrieval" not in upstream.paths()
+    assert gauge.most == 4  # SPEC §4: at most 4 batches in flight
     assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]

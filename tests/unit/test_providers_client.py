@@ -190,3 +190,16 @@ def test_transport_override_routes_the_factory_and_is_undone_on_exit() -> None:
             session.get("/api/v1/datasets")
         assert len(upstream.requests) == 1
     assert build_client(timeout=5)._transport is not upstream.transport
+
+
+def test_a_body_that_cannot_be_decoded_is_a_clear_failure() -> None:
+    upstream = Upstream(
+        lambda request: httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=b"not gzip at all")
+    )
+    with pytest.raises(ProviderUnavailableError, match=r"The request to RAGFlow failed \(DecodingError"):
+        get(upstream)
+
+
+def test_an_unparseable_base_url_is_a_configuration_error() -> None:
+    with pytest.raises(ProviderConfigurationError):
+        Connection(label="RAGFlow", base_url="http://exa mple.test:port", timeout=5)
