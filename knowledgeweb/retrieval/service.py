@@ -55,8 +55,11 @@ def retrieval_search(
     binding_name: str | None = None,
     scope: RequestedScope = None,
     thread_id: UUID | str | None = None,
+    output_limit: int = TOOL_OUTPUT_LIMIT,
 ) -> SearchOutcome:
     """Run ``tool`` for ``user`` through one authorized binding.
+
+    ``output_limit`` is the tool-output budget; server-side callers (the demo) may lower it.
 
     Raises ``RetrievalInvalidError`` / ``RetrievalRefusedError`` before any request,
     ``ThreadNotFound`` for a thread that is not the user's, and
@@ -87,7 +90,7 @@ def retrieval_search(
         return _failed(thread, binding.name, binding.provider, tool, reason, "adapter_error")
 
     content, artifact = format_result(_redacted(result, redactor))
-    content, budgeted = enforce_output_budget(content, artifact, TOOL_OUTPUT_LIMIT)
+    content, budgeted = enforce_output_budget(content, artifact, output_limit)
     logger.info(
         "Retrieval via binding %s (%s, %s): %d hits", binding.name, binding.provider, tool, len(result.hits)
     )
