@@ -74,6 +74,7 @@ RAGFLOW_FAULTS: list[tuple[str, Handler, str]] = [
     ("code-102", ragflow_routes(retrieval=synthetic_ragflow_error(102, "You don't own the dataset dsX.")), "RAGFlow refused the retrieval request (code 102): You don't own the dataset dsX."),
     ("code-109-http-200", answer(200, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed): Authentication error: API key is invalid!"),
     ("code-109-http-401", answer(401, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed)"),
+    ("code-401-http-200", answer(200, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>"),
     ("code-401-http-401", answer(401, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>"),
     ("echoed-key", ragflow_routes(retrieval=synthetic_ragflow_error(100, f"KeyError('{RAGFLOW_KEY}') for Authorization: Bearer {RAGFLOW_KEY}")), "RAGFlow refused the retrieval request (code 100): KeyError('[redacted]') for Authorization: [redacted]"),
 ]  # fmt: skip

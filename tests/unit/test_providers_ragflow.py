@@ -235,6 +235,7 @@ def test_it_offers_only_knowledge_search() -> None:
         (200, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}),
         (401, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}),
         (401, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}),
+        (200, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}),
         (401, None),
     ],
 )
