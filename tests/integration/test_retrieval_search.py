@@ -15,8 +15,7 @@ from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.providers.ragflow import DatasetSelection
-from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
-from knowledgeweb.retrieval import service as service_module
+from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search, service
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
 from tests.unit.test_providers_synthetic import (
@@ -209,16 +208,29 @@ def test_a_caller_may_narrow_the_scope(upstream: Upstream, ragflow: KnowledgeBin
     assert (body["dataset_ids"], body["document_ids"]) == (["dsA"], ["a9"])
 
 
+def test_the_default_tool_output_budget_is_applied(
+    upstream: Upstream, lightrag: KnowledgeBinding, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real = service.enforce_output_budget
+
+    def spy(content: str, artifact: object, limit: int) -> tuple[str, dict[str, object] | None]:
+        calls.append(limit)
+        return real(content, artifact, limit)
+
+    monkeypatch.setattr(service, "enforce_output_budget", spy)
+    retrieval_search(user=user, tool="knowledge_search", query="who founded acme?")
+    assert calls == [service.TOOL_OUTPUT_LIMIT]
+
+
 def test_the_output_budget_prunes_evidence_with_the_text(
     upstream: Upstream,
     lightrag: KnowledgeBinding,
     user: User,
     thread: Thread,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(service_module, "TOOL_OUTPUT_LIMIT", 260)
     outcome = retrieval_search(
-        user=user, tool="knowledge_search", query="who founded acme?", thread_id=thread.id
+        user=user, tool="knowledge_search", query="who founded acme?", thread_id=thread.id, output_limit=260
     )
     assert len(outcome.content) <= 260
     assert "Output truncated to fit the tool output budget of 260 characters" in outcome.content
