@@ -1,0 +1,84 @@
+"""Answering a question in a new thread: retrieval -> composer -> the AI message.
+
+All of it happens in one transaction: the thread, the question, the tool message
+and the answer are written together or not at all. The thread has to exist
+before the search because the retrieval service, the only writer of evidence,
+appends the tool message itself; a failure afterwards rolls the thread back, so
+no empty or half-answered thread is ever left behind. (On SQLite this holds the
+write lock for the length of the provider call, which the binding's timeout
+bounds; PostgreSQL locks only the new rows.)
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from knowledgeweb.answers.errors import AnswerError
+from knowledgeweb.answers.protocol import AnswerComposer
+from knowledgeweb.retrieval import (
+    RetrievalError,
+    RetrievalInvalidError,
+    RetrievalRefusedError,
+    retrieval_search,
+)
+from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.services import message_append, thread_create
+
+TOOL = "knowledge_search"
+MAX_QUESTION_CHARS = 2000
+_MAX_TITLE = 200
+
+
+def question_answer(
+    *,
+    user: User,
+    question: str,
+    binding_name: str,
+    composer: AnswerComposer,
+    title: str | None = None,
+    agent_name: str = "",
+    output_limit: int = TOOL_OUTPUT_LIMIT,
+) -> Thread:
+    """A new thread holding the question, the retrieval's tool message and the composed answer.
+
+    Raises ``AnswerError`` (and writes nothing) for an empty or over-long question,
+    a binding the user may not use, or a provider failure.
+    """
+    question = question.strip()
+    if not question:
+        raise AnswerError("Enter a question.", kind="question")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise AnswerError(f"The question is longer than {MAX_QUESTION_CHARS} characters.", kind="question")
+    try:
+        with transaction.atomic():
+            thread = thread_create(owner=user, title=title or _title(question), agent_name=agent_name)
+            message_append(thread=thread, type="human", content=question)
+            outcome = retrieval_search(
+                user=user,
+                tool=TOOL,
+                query=question,
+                agent_name=agent_name,
+                binding_name=binding_name,
+                thread_id=thread.id,
+                output_limit=output_limit,
+            )
+            if outcome.status != "success":
+                raise AnswerError(outcome.content, kind="provider")
+            answer = composer.compose(
+                question=question, tool_name=TOOL, content=outcome.content, artifact=outcome.artifact
+            )
+            message_append(thread=thread, type="ai", content=answer)
+    except (RetrievalInvalidError, RetrievalRefusedError) as exc:
+        raise AnswerError(str(exc), kind="binding") from exc
+    except RetrievalError as exc:
+        raise AnswerError(str(exc), kind="provider") from exc
+    return thread
+
+
+def _title(question: str) -> str:
+    title = " ".join(question.split())
+    if len(title) <= _MAX_TITLE:
+        return title
+    return title[: _MAX_TITLE - 1].rsplit(" ", 1)[0] + "…"

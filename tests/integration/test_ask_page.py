@@ -1,0 +1,215 @@
+"""``/ask/``: a question and a binding -> retrieval -> composed answer -> the new thread."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from knowledgeweb.answers.extractive import NOTHING_FOUND
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.library.provider import LocalProvider
+from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from knowledgeweb.providers.errors import ProviderUnavailableError
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import thread_citations
+from knowledgeweb.web.ask import NO_BINDINGS
+
+ASK = "/ask/"
+
+
+@pytest.fixture
+def corpus(db: None) -> None:
+    collection = collection_get_or_create(name="Field guide")
+    for title, text, page in [
+        ("Owls", "Owls hunt at night. Their soft feathers make their flight silent.", 4),
+        ("Herons", "Herons wade in shallow water and spear fish with their bills.", None),
+    ]:
+        document_ingest(
+            collection=collection,
+            source_key=title,
+            content_hash=title,
+            title=title,
+            source_url="",
+            chunks=[ChunkDraft(text, page=page)],
+        )
+
+
+@pytest.fixture
+def binding(user: User) -> KnowledgeBinding:
+    return binding_create(name="local-guide", provider="local", tools=["knowledge_search"], users=[user])
+
+
+@pytest.fixture
+def client(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _nothing_written() -> bool:
+    return Thread.objects.count() == 0 and Message.objects.count() == 0
+
+
+def _alert(html: str) -> str:
+    match = re.search(r'role="alert" data-ask-error="([^"]+)">([^<]*)<', html)
+    assert match, html
+    return f"{match.group(1)}: {match.group(2)}"
+
+
+def test_the_ask_page_needs_a_login(db: None) -> None:
+    response = Client().get(ASK)
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_the_picker_offers_only_the_users_usable_bindings(
+    client: Client, binding: KnowledgeBinding, other_user: User
+) -> None:
+    binding_create(name="someone-elses", provider="local", tools=["knowledge_search"], users=[other_user])
+    binding_create(
+        name="switched-off",
+        provider="local",
+        tools=["knowledge_search"],
+        users=[binding.users.get()],
+        enabled=False,
+    )
+
+    html = client.get(ASK).content.decode()
+
+    assert re.findall(r'<option value="([^"]+)"', html) == ["local-guide"]
+    assert 'data-form="ask"' in html
+
+
+def test_a_question_becomes_a_thread_with_resolved_citations(
+    client: Client, user: User, binding: KnowledgeBinding, corpus: None
+) -> None:
+    response = client.post(ASK, {"question": "How do owls hunt at night?", "binding": "local-guide"})
+
+    thread = Thread.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/threads/{thread.id}/"
+    assert (thread.owner, thread.title) == (user, "How do owls hunt at night?")
+    assert list(thread.messages.values_list("type", "name", "status")) == [
+        ("human", "", "success"),
+        ("tool", "knowledge_search", "success"),
+        ("ai", "", "success"),
+    ]
+    [report] = thread_citations(thread=thread)
+    assert report.citations
+    assert {c.state for c in report.citations} == {"resolved"}
+    assert {c.source.title for c in report.citations if c.source} == {"Owls"}
+
+    page = client.get(response["Location"]).content.decode()
+    assert page.count('data-citation="resolved"') == len(report.citations)
+    assert 'data-citation="unresolved"' not in page
+
+
+def test_the_answer_cites_a_pdf_page_and_the_collection(
+    client: Client, binding: KnowledgeBinding, corpus: None
+) -> None:
+    client.post(ASK, {"question": "silent flight feathers", "binding": "local-guide"})
+
+    [report] = thread_citations(thread=Thread.objects.get())
+    source = report.citations[0].source
+    assert source is not None
+    assert (source.provider, source.dataset_name, source.page, source.url) == (
+        "local",
+        "Field guide",
+        4,
+        None,
+    )
+
+
+def test_an_empty_question_is_refused_on_the_page_and_nothing_is_written(
+    client: Client, binding: KnowledgeBinding, corpus: None
+) -> None:
+    response = client.post(ASK, {"question": "   ", "binding": "local-guide"})
+
+    assert response.status_code == 400
+    assert _alert(response.content.decode()) == "question: Enter a question."
+    assert _nothing_written()
+
+
+def test_an_over_long_question_is_refused_and_nothing_is_written(
+    client: Client, binding: KnowledgeBinding
+) -> None:
+    response = client.post(ASK, {"question": "owls " * 500, "binding": "local-guide"})
+
+    assert response.status_code == 400
+    assert _alert(response.content.decode()).startswith(
+        "question: Ensure this value has at most 2000 characters"
+    )
+    assert _nothing_written()
+
+
+def test_without_bindings_the_page_says_so_and_a_post_writes_nothing(client: Client, corpus: None) -> None:
+    page = client.get(ASK)
+    response = client.post(ASK, {"question": "owls", "binding": "local-guide"})
+
+    assert page.status_code == 200
+    assert _alert(page.content.decode()) == f"no-bindings: {NO_BINDINGS}"
+    assert 'data-form="ask"' not in page.content.decode()
+    assert response.status_code == 403
+    assert _alert(response.content.decode()) == f"no-bindings: {NO_BINDINGS}"
+    assert _nothing_written()
+
+
+def test_a_binding_that_is_not_the_users_is_refused_and_nothing_is_written(
+    client: Client, binding: KnowledgeBinding, other_user: User, corpus: None
+) -> None:
+    binding_create(name="bobs", provider="local", tools=["knowledge_search"], users=[other_user])
+
+    response = client.post(ASK, {"question": "owls", "binding": "bobs"})
+
+    assert response.status_code == 400
+    assert _alert(response.content.decode()) == "binding: Choose one of your bindings."
+    assert _nothing_written()
+
+
+def test_a_provider_failure_is_shown_on_the_page_and_no_thread_is_left_behind(
+    client: Client, binding: KnowledgeBinding, corpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: LocalProvider, query: str, **_: object) -> None:
+        raise ProviderUnavailableError("The local index could not be searched: disk I/O error")
+
+    monkeypatch.setattr(LocalProvider, "search", broken)
+
+    response = client.post(ASK, {"question": "How do owls hunt?", "binding": "local-guide"})
+
+    assert response.status_code == 502
+    assert _alert(response.content.decode()) == (
+        "provider: knowledge_search failed (Local index (embedded), binding &#x27;local-guide&#x27;): "
+        "The local index could not be searched: disk I/O error"
+    )
+    assert _nothing_written()
+
+
+def test_a_binding_disabled_after_the_page_loaded_is_refused_and_nothing_is_written(
+    client: Client, binding: KnowledgeBinding, corpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The picker was built while the binding was usable; it is switched off before the search.
+    monkeypatch.setattr(
+        "knowledgeweb.web.ask._bindings", lambda user: [("local-guide", "local-guide (local)")]
+    )
+    KnowledgeBinding.objects.filter(pk=binding.pk).update(enabled=False)
+
+    response = client.post(ASK, {"question": "owls", "binding": "local-guide"})
+
+    assert response.status_code == 403
+    assert _alert(response.content.decode()) == "binding: Binding &#x27;local-guide&#x27; is disabled."
+    assert _nothing_written()
+
+
+def test_a_question_with_no_matches_gets_an_honest_answer_without_citations(
+    client: Client, binding: KnowledgeBinding, corpus: None
+) -> None:
+    response = client.post(ASK, {"question": "volcanoes and lava", "binding": "local-guide"})
+
+    assert response.status_code == 302
+    answer = Message.objects.get(type="ai")
+    assert answer.content == NOTHING_FOUND

@@ -1,0 +1,91 @@
+"""``question_answer``: everything is written together, or nothing is."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from knowledgeweb.answers import ExtractiveComposer
+from knowledgeweb.answers.errors import AnswerError
+from knowledgeweb.answers.services import question_answer
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.knowledge import read_sources
+from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from knowledgeweb.threads.models import Message, Thread
+
+
+@pytest.fixture
+def bound(user: User) -> User:
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
+    collection = collection_get_or_create(name="notes")
+    for number in range(6):
+        document_ingest(
+            collection=collection,
+            source_key=f"n{number}",
+            content_hash=f"n{number}",
+            title=f"Note {number}",
+            source_url="",
+            chunks=[ChunkDraft(f"Kingfishers dive for fish, note {number}. " * 8)],
+        )
+    return user
+
+
+class _Exploding:
+    name = "exploding"
+
+    def compose(self, *, question: str, tool_name: str, content: str, artifact: object) -> str:
+        raise RuntimeError("composer bug")
+
+
+def test_a_failing_composer_leaves_no_thread_and_no_messages(bound: User) -> None:
+    with pytest.raises(RuntimeError, match="composer bug"):
+        question_answer(user=bound, question="kingfishers", binding_name="local", composer=_Exploding())
+
+    assert Thread.objects.count() == 0
+    assert Message.objects.count() == 0
+
+
+def test_an_unknown_binding_is_refused_with_its_reason_and_nothing_is_written(bound: User) -> None:
+    with pytest.raises(AnswerError) as caught:
+        question_answer(
+            user=bound, question="kingfishers", binding_name="nope", composer=ExtractiveComposer()
+        )
+
+    assert (caught.value.kind, caught.value.message) == (
+        "binding",
+        "No binding named 'nope' is available to you.",
+    )
+    assert Thread.objects.count() == 0
+
+
+def test_a_long_question_gets_a_shortened_title(bound: User) -> None:
+    question = "kingfishers " * 40
+
+    thread = question_answer(
+        user=bound, question=question, binding_name="local", composer=ExtractiveComposer()
+    )
+
+    assert len(thread.title) <= 200
+    assert thread.title.endswith("…")
+    assert thread.messages.get(type="human").content == question.strip()
+
+
+def test_a_small_output_budget_cuts_the_tool_message_and_the_answer_cites_only_what_survived(
+    bound: User,
+) -> None:
+    thread = question_answer(
+        user=bound,
+        question="kingfishers",
+        binding_name="local",
+        composer=ExtractiveComposer(),
+        output_limit=1200,
+    )
+
+    tool = thread.messages.get(type="tool")
+    surviving = read_sources(tool.name, tool.content, tool.artifact)
+    assert "[Output truncated to fit the tool output budget of 1200 characters.]" in tool.content
+    assert 1 <= len(surviving) < 6
+    answer = thread.messages.get(type="ai").content
+    cited = {line.split("](#")[1].rstrip(")") for line in answer.splitlines() if "](#" in line}
+    assert cited
+    assert cited <= set(surviving)
