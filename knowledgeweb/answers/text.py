@@ -5,126 +5,15 @@ from __future__ import annotations
 import re
 
 # A small English stop list: these words say nothing about which sentence answers.
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
+_STOP_WORDS_TEXT = """
+a about above after again all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he
+her here hers him his how i if in into is it its itself just me more most my no nor not now of off
+on once only or other our ours out over own same she should so some such than that the their them
+then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+")
 # After . ! or ?, optionally closed by a quote or bracket, then whitespace.
@@ -133,6 +22,9 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 # Block markers at the start of a line: headings, quotes, list bullets, numbered items.
 _LINE_MARKER = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,9}[.)]\s+)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_TERMINATED = re.compile(r"[.!?][\"')\]]?$")
+# Fewer words than this, and no closing punctuation: a heading, not prose.
+_MIN_UNTERMINATED_WORDS = 8
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~!])")
 _SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly", "e")
 
@@ -151,14 +43,18 @@ def keywords(text: str) -> set[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """The prose sentences of ``text``, whitespace collapsed; headings are not sentences."""
+    """The prose sentences of ``text``, whitespace collapsed.
+
+    Headings are not sentences: Markdown headings are dropped, and so is a short
+    fragment without closing punctuation (a title line in plain text or a PDF).
+    """
     found: list[str] = []
     for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line for line in paragraph.splitlines() if line.strip() and not _HEADING.match(line)]
         prose = " ".join(_LINE_MARKER.sub("", line).strip() for line in lines)
         for sentence in _SENTENCE_END.split(prose):
             sentence = " ".join(sentence.split())
-            if sentence:
+            if _TERMINATED.search(sentence) or len(sentence.split()) >= _MIN_UNTERMINATED_WORDS:
                 found.append(sentence)
     return found
 

@@ -219,3 +219,23 @@ def test_native_ragflow_evidence_is_cited_by_its_native_handle() -> None:
     answer = _compose("honey", content, artifact)
 
     assert f"[citation:bees.pdf](#{handle})" in answer
+
+
+def test_title_lines_without_punctuation_are_not_quoted_as_sentences() -> None:
+    text = "Page 3: Truncated tool output\n\nTool output has a budget. A budget cuts long output"
+    content, artifact = _tool_message(_hit("Guide", text))
+
+    answer = _compose("truncated tool output budget", content, artifact)
+
+    quotes = [line.split(" [citation:")[0] for line in answer.splitlines() if line.startswith("- ")]
+    assert quotes == ["- Tool output has a budget."]
+
+
+def test_a_long_unpunctuated_passage_still_counts_as_a_sentence() -> None:
+    content, artifact = _tool_message(
+        _hit("Notes", "bees gather nectar from many flowers across the meadow all day")
+    )
+
+    answer = _compose("nectar", content, artifact)
+
+    assert answer.splitlines()[2].startswith("- bees gather nectar from many flowers")

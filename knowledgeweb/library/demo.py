@@ -1,0 +1,161 @@
+"""The one-command demo: the sample corpus, a demo user, a local binding and demo threads.
+
+Every step is idempotent, so ``manage.py demo`` (and ``make run``) can run any
+number of times and leaves one copy of everything: files already ingested are
+unchanged, the user and binding are reused, and a demo thread whose title
+exists is kept (``rebuild=True`` replaces the demo threads instead).
+
+Threads are built through the real path: ``question_answer`` runs the retrieval
+service with the local binding, and the extractive composer writes the answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from knowledgeweb.answers import ExtractiveComposer
+from knowledgeweb.answers.services import question_answer
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.environment import env_str
+from knowledgeweb.library.services import IngestReport, paths_ingest
+from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.services import message_append
+
+DEMO_USERNAME = "demo"
+#: A local demo's password, printed by the command; override with KNOWLEDGEWEB_DEMO_PASSWORD.
+DEFAULT_DEMO_PASSWORD = "knowledgeweb-demo"  # noqa: S105 - documented, printed, local demo only
+PASSWORD_ENV = "KNOWLEDGEWEB_DEMO_PASSWORD"  # noqa: S105 - the variable's name, not a value
+COLLECTION = "Sample corpus"
+BINDING = "local-sample-corpus"
+
+#: Small enough that the budget thread's retrieval is cut (SPEC §3.5).
+DEMO_OUTPUT_LIMIT = 1500
+
+# A well-formed handle that no tool message provides: the hash of a fixed phrase,
+# so it is stable across runs and cannot collide with real evidence by accident.
+UNRESOLVED_HANDLE = (
+    "knowledge-source-" + hashlib.sha256(b"knowledgeweb demo: a source nobody retrieved").hexdigest()[:32]
+)
+UNRESOLVED_NOTE = (
+    "A note from the demo, written to show what an unverifiable citation looks like. "
+    "The next citation uses a well-formed handle, but no tool message in this thread provides "
+    "evidence for it, so the viewer shows it as an inert label instead of a link: "
+    f"[citation:A source nobody retrieved](#{UNRESOLVED_HANDLE}). "
+    "The citations in the answer above resolve, because the search before it returned their evidence."
+)
+
+
+@dataclass(frozen=True)
+class DemoThread:
+    title: str
+    question: str
+    output_limit: int = TOOL_OUTPUT_LIMIT
+    epilogue: str = ""
+
+
+DEMO_THREADS = (
+    DemoThread(
+        title="Demo: how citations are resolved",
+        question="How does the viewer resolve a citation against the evidence of earlier tool messages?",
+    ),
+    DemoThread(
+        title="Demo: the Gettysburg Address, with its source URL",
+        question="What did Lincoln ask the living to resolve, and what new birth of freedom did he hope for?",
+    ),
+    DemoThread(
+        title="Demo: an honestly unresolved citation",
+        question="What should a reviewer do when a citation is unresolved?",
+        epilogue=UNRESOLVED_NOTE,
+    ),
+    DemoThread(
+        title="Demo: tool output cut by the output budget",
+        question="What happens to evidence, excerpts and citations when tool output is truncated by the budget?",
+        output_limit=DEMO_OUTPUT_LIMIT,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    report: IngestReport
+    user: User
+    password: str
+    binding: KnowledgeBinding
+    created: list[Thread]
+    kept: list[Thread]
+
+
+def corpus_path() -> Path:
+    return Path(settings.BASE_DIR) / "sample_corpus" / "documents"
+
+
+def demo_password() -> str:
+    return (env_str(PASSWORD_ENV) or "").strip() or DEFAULT_DEMO_PASSWORD
+
+
+def demo_user_ensure(*, password: str) -> User:
+    """The demo user, created when missing; its password is (re)set so the printed one works."""
+    user = User.objects.filter(username=DEMO_USERNAME).first() or User(username=DEMO_USERNAME)
+    user.set_password(password)
+    user.full_clean()
+    user.save()
+    return user
+
+
+def demo_binding_ensure(*, user: User) -> KnowledgeBinding:
+    """The local binding over the whole index, bound to ``user``."""
+    binding = KnowledgeBinding.objects.filter(name=BINDING).first()
+    if binding is None:
+        return binding_create(name=BINDING, provider="local", tools=["knowledge_search"], users=[user])
+    binding.users.add(user)
+    return binding
+
+
+def demo_threads_build(*, user: User, rebuild: bool = False) -> tuple[list[Thread], list[Thread]]:
+    """(created, kept) demo threads; each is written whole or not at all."""
+    created: list[Thread] = []
+    kept: list[Thread] = []
+    for spec in DEMO_THREADS:
+        with transaction.atomic():
+            existing = Thread.objects.filter(owner=user, title=spec.title)
+            if rebuild:
+                existing.delete()
+            elif existing.exists():
+                kept.append(existing.order_by("created_at").first())  # type: ignore[arg-type]
+                continue
+            thread = question_answer(
+                user=user,
+                question=spec.question,
+                binding_name=BINDING,
+                composer=ExtractiveComposer(),
+                title=spec.title,
+                output_limit=spec.output_limit,
+            )
+            if spec.epilogue:
+                message_append(thread=thread, type="ai", content=spec.epilogue)
+            created.append(thread)
+    return created, kept
+
+
+def demo_run(*, rebuild: bool = False, on_file: Callable[[int, int, Path], None] | None = None) -> DemoResult:
+    """Everything ``manage.py demo`` does."""
+    report = paths_ingest(
+        collection_name=COLLECTION,
+        paths=[corpus_path()],
+        key_root=Path(settings.BASE_DIR),
+        on_file=on_file,
+    )
+    password = demo_password()
+    user = demo_user_ensure(password=password)
+    binding = demo_binding_ensure(user=user)
+    created, kept = demo_threads_build(user=user, rebuild=rebuild)
+    return DemoResult(report, user, password, binding, created, kept)
