@@ -14,6 +14,7 @@ content, including a malformed thread id in the path.
 from __future__ import annotations
 
 import json
+import re
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -92,15 +93,28 @@ def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @api.exception_handler(ValidationError)
 def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    problems = []
-    for error in exc.errors:
-        loc = list(error.get("loc", ()))
-        if len(loc) >= 2 and loc[0] == "body":
-            # ("body", "payload", "type"): the parameter's name means nothing to the caller.
-            del loc[1]
-        location = ".".join(str(part) for part in loc)
-        problems.append(f"{location}: {error.get('msg', 'invalid')}" if location else error.get("msg", ""))
+    # A value that fails every branch of a union reports once per branch; our own
+    # validators' reasons (value_error) are the ones that explain the refusal.
+    errors = [e for e in exc.errors if e.get("type") == "value_error"] or exc.errors
+    problems = [_problem(error) for error in errors]
     detail = "Invalid request: " + "; ".join(problems[:5])
     if len(problems) > 5:
         detail += f" (and {len(problems) - 5} more)"
     return _error(request, 422, detail, errors=json.loads(json.dumps(exc.errors, default=str)))
+
+
+# pydantic names union branches in error locations ("function-after[...]", "`list[...]`").
+_BRANCH_TAG = re.compile(r"^(`.*`|[a-z][\w-]*\[.*\]|\[key\])$")
+
+
+def _problem(error: dict[str, object]) -> str:
+    loc = [part for part in _as_list(error.get("loc")) if not _BRANCH_TAG.match(str(part))]
+    if len(loc) >= 2 and loc[0] == "body":
+        # ("body", "payload", "type"): the parameter's name means nothing to the caller.
+        del loc[1]
+    message = str(error.get("msg", "invalid"))
+    return f"{'.'.join(str(part) for part in loc)}: {message}" if loc else message
+
+
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else []

@@ -7,12 +7,13 @@ errors become JSON 4xx responses in ``knowledgeweb.api.main``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import BaseModel, field_validator
+from pydantic import AfterValidator, BaseModel, field_validator
+from typing_extensions import TypeAliasType
 
 from knowledgeweb.api.auth import request_user
 from knowledgeweb.knowledge import Evidence
@@ -38,6 +39,24 @@ class ErrorOut(Schema):
     detail: str
 
 
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character (U+0000), which cannot be stored")
+    return value
+
+
+# PostgreSQL can store no U+0000 in text or jsonb, so no text field accepts it; the
+# pattern documents that in the schema, the validator enforces it with a clear message.
+_NO_NUL_PATTERN = "^[^\\x00]*$"
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": _NO_NUL_PATTERN})]
+# Keys are documented by patternProperties; no other key is allowed.
+JsonObject = Annotated[dict[Text, "JsonValue"], Field(json_schema_extra={"additionalProperties": False})]
+JsonValue = TypeAliasType(
+    "JsonValue",
+    "Text | int | float | bool | list[JsonValue] | JsonObject | None",
+)
+
+
 class Input(BaseModel):
     """Base of request bodies: plain pydantic, so only a JSON object validates.
 
@@ -47,8 +66,8 @@ class Input(BaseModel):
 
 
 class ThreadIn(Input):
-    title: str = Field(min_length=1, max_length=200)
-    agent_name: str = Field(default="", max_length=100)
+    title: Text = Field(min_length=1, max_length=200)
+    agent_name: Text = Field(default="", max_length=100)
 
 
 class ThreadOut(Schema):
@@ -62,19 +81,19 @@ class ThreadOut(Schema):
 
 class TextPart(Input):
     type: Literal["text"]
-    text: str
+    text: Text
 
 
 class MessageIn(Input):
     """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept."""
 
     type: MessageTypeName
-    content: str | list[str | TextPart] = Field(
+    content: Text | list[Text | TextPart] = Field(
         description="A string, or a list of text parts (or strings) joined in order."
     )
-    name: str = Field(default="", max_length=128, description="The tool name, for tool messages.")
-    tool_call_id: str = Field(default="", max_length=128)
-    artifact: dict[str, Any] | None = None
+    name: Text = Field(default="", max_length=128, description="The tool name, for tool messages.")
+    tool_call_id: Text = Field(default="", max_length=128)
+    artifact: JsonObject | None = None
     status: Literal["success", "error"] = "success"
 
     @field_validator("content", mode="before")
@@ -104,8 +123,8 @@ class ThreadDetailOut(ThreadOut):
 
 
 class ImportIn(Input):
-    title: str = Field(min_length=1, max_length=200)
-    agent_name: str = Field(default="", max_length=100)
+    title: Text = Field(min_length=1, max_length=200)
+    agent_name: Text = Field(default="", max_length=100)
     messages: list[Any] = Field(
         description=(
             "LangChain / LangGraph messages: plain dicts, the {type, data} wrapper, "

@@ -8,11 +8,14 @@ response bodies; invalid data rejected; valid data accepted).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import positive_data_acceptance
@@ -35,6 +38,17 @@ SEMANTIC_VALIDATION = {("POST", "/api/threads/import")}
 def wsgi_host(settings: Any) -> None:
     # schemathesis' in-process WSGI client sends Host: localhost.
     settings.ALLOWED_HOSTS = ["localhost", "testserver"]
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection() -> Iterator[None]:
+    # As Django's own test client does: a request must not close the connection that
+    # holds the test's transaction (PostgreSQL runs with CONN_MAX_AGE).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.mark.django_db

@@ -241,3 +241,48 @@ def test_the_openapi_docs_are_served(client: Client) -> None:
         schema["paths"]
     )
     assert "BearerTokenAuth" in schema["components"]["securitySchemes"]
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"type": "human", "content": "a\u0000b"}, "body.content: Value error, must not contain a NUL"),
+        (
+            {"type": "tool", "content": "c", "name": "t\u0000"},
+            "body.name: Value error, must not contain a NUL",
+        ),
+        (
+            {"type": "tool", "content": "c", "artifact": {"k": ["\u0000"]}},
+            "body.artifact.k.0: Value error, must not contain a NUL",
+        ),
+        (
+            {"type": "tool", "content": "c", "artifact": {"k": {"\u0000": 1}}},
+            "body.artifact.k.\u0000: Value error, must not contain a NUL",
+        ),
+    ],
+)
+def test_a_nul_character_answers_422_and_writes_nothing(
+    api_client: Client, thread: Thread, body: dict[str, Any], detail: str
+) -> None:
+    # PostgreSQL cannot store U+0000 in text or jsonb; it is refused on every database alike.
+    response = post(api_client, f"/api/threads/{thread.id}/messages", body)
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("Invalid request: " + detail)
+    assert Message.objects.count() == 0
+
+
+def test_a_nul_character_in_an_import_names_the_message_and_writes_nothing(api_client: Client) -> None:
+    messages = [{"type": "human", "content": "ok"}, {"type": "ai", "content": "bad\u0000"}]
+    response = post(api_client, "/api/threads/import", {"title": "t", "messages": messages})
+    assert response.status_code == 422
+    assert (
+        response.json()["detail"]
+        == "message 2: content contains a NUL character (U+0000), which cannot be stored."
+    )
+    response = post(api_client, "/api/threads/import", {"title": "t\u0000", "messages": []})
+    assert (response.status_code, response.json()["detail"]) == (
+        422,
+        "Invalid request: body.title: Value error, must not contain a NUL character (U+0000), "
+        "which cannot be stored",
+    )
+    assert (Thread.objects.count(), Message.objects.count()) == (0, 0)

@@ -58,6 +58,8 @@ def test_it_records_a_digest_of_the_stored_content_and_artifact(thread: Thread) 
         ),
         ({"type": "ai", "content": "x", "status": "done"}, "status"),
         ({"type": "tool", "content": "x", "name": "n" * 129}, "name"),
+        ({"type": "ai", "content": "a\x00b"}, "content contains a NUL character (U+0000)"),
+        ({"type": "tool", "content": "x", "artifact": {"k\x00": 1}}, "artifact contains a NUL character"),
     ],
 )
 def test_it_refuses_an_invalid_message_and_writes_nothing(thread: Thread, fields: dict, error: str) -> None:
