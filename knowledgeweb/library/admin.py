@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
@@ -44,3 +45,5 @@ class DocumentAdmin(admin.ModelAdmin):
     readonly_fields = ["source_key", "content_hash", "created_at", "updated_at"]
     list_select_related = ["collection"]
     inlines = [ChunkInline]
+    # Django 6 makes https the assumed scheme; opt in now rather than warn on every form.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
