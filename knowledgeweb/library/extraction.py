@@ -93,7 +93,8 @@ def public_url(value: str) -> str:
 
 
 def _decode_text(data: bytes) -> str:
-    if b"\x00" in data[:_SNIFF_BYTES]:
+    # Anywhere in the file, not just the sniffed start: PostgreSQL cannot store NUL.
+    if b"\x00" in data:
         raise ExtractionError("the file looks binary (it contains NUL bytes), not text")
     try:
         text = data.decode("utf-8-sig")
@@ -281,7 +282,8 @@ def _page_text(page: pypdf.PageObject) -> str:
         text = page.extract_text(extraction_mode="layout")
     except Exception:  # pypdf's layout engine fails on some valid files
         text = page.extract_text()
-    return "\n".join(" ".join(line.split()) for line in text.splitlines())
+    # NUL can appear in badly encoded PDF text and cannot be stored by PostgreSQL.
+    return "\n".join(" ".join(line.split()) for line in text.replace("\x00", "").splitlines())
 
 
 def _extract_pdf(path: PurePath, data: bytes) -> ExtractedDocument:
@@ -304,5 +306,6 @@ def _extract_pdf(path: PurePath, data: bytes) -> ExtractedDocument:
         except Exception as exc:
             raise ExtractionError(f"the PDF cannot be read ({type(exc).__name__}: {exc})") from exc
     return ExtractedDocument(
-        title=_title_or_name(str(metadata_title), path), sections=_require_text(sections)
+        title=_title_or_name(str(metadata_title).replace("\x00", ""), path),
+        sections=_require_text(sections),
     )

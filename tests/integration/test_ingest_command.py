@@ -194,3 +194,38 @@ def test_re_ingest_keys_are_relative_to_the_working_directory(
     _ingest(corpus / "notes.md")
 
     assert list(Document.objects.values_list("source_key", flat=True)) == ["notes.md"]
+
+
+def test_a_nul_byte_late_in_a_text_file_is_reported_and_skipped(corpus: Path) -> None:
+    (corpus / "late-nul.txt").write_bytes(b"Plain text. " * 1000 + b"\x00tail")
+
+    _, err, _ = _ingest_failing(corpus)
+
+    assert (
+        f"Skipped {corpus / 'late-nul.txt'}: the file looks binary (it contains NUL bytes), not text" in err
+    )
+    assert Document.objects.count() == 4
+
+
+def test_a_database_failure_for_one_file_is_reported_and_the_others_are_ingested(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import DataError
+
+    from knowledgeweb.library.services import documents, ingest
+
+    real = documents.document_ingest
+
+    def fails_for_notes(**kwargs: object) -> documents.DocumentIngestResult:
+        if kwargs["title"] == "Notes":
+            raise DataError("value too long")
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest, "document_ingest", fails_for_notes)
+
+    _, err, _ = _ingest_failing(corpus)
+
+    assert (
+        f"Skipped {corpus / 'notes.md'}: the document could not be stored (DataError: value too long)" in err
+    )
+    assert sorted(Document.objects.values_list("title", flat=True)) == ["Book", "Page", "Plain title"]

@@ -165,3 +165,13 @@ def test_long_documents_are_split_into_chunks_within_the_limit(tmp_path: Path) -
     assert len(texts) > 1
     assert all(len(text) <= CHUNK_LIMIT for text in texts)
     assert "\n\n".join(texts).split("\n\n") == [p.strip() for p in paragraphs]
+
+
+def test_nul_characters_in_pdf_text_are_dropped_so_any_database_can_store_them(tmp_path: Path) -> None:
+    path = tmp_path / "nul.pdf"
+    path.write_bytes(pdf_bytes([["Null\x00byte here."]], title="Bad\x00title"))
+
+    document = _ingest_file(path)
+
+    assert document.title == "Badtitle"
+    assert _texts(document) == ["Nullbyte here."]

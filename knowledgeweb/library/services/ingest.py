@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
+from django.db import DatabaseError
 
 from knowledgeweb.library.extraction import ExtractionError, extract, is_supported
 from knowledgeweb.library.models import Collection
@@ -121,6 +122,9 @@ def file_ingest(*, collection: Collection, path: Path, key: str) -> DocumentInge
         )
     except ValidationError as exc:
         raise IngestError(f"the document is invalid ({'; '.join(exc.messages)})") from exc
+    except DatabaseError as exc:
+        # The file's own transaction was rolled back; the other files go on.
+        raise IngestError(f"the document could not be stored ({type(exc).__name__}: {exc})") from exc
 
 
 def paths_ingest(
