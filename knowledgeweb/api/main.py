@@ -38,7 +38,12 @@ api = NinjaAPI(
     version="1",
     description=(
         "Threads, messages, citations and server-side retrieval. Authenticate with "
-        "`Authorization: Bearer <token>` (see `manage.py create_token`) or a browser session."
+        "`Authorization: Bearer <token>` (see `manage.py create_token`) or a browser session "
+        "(unsafe methods then need the `X-CSRFToken` header). Errors are JSON "
+        '`{"detail": "..."}`: 400 unparseable JSON, 401 missing or invalid credentials, '
+        "404 no such thread of yours (another user's thread too), 413 a body over "
+        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB, 422 invalid content "
+        "(including a malformed thread id)."
     ),
     docs_url="/docs",
     urls_namespace="api",

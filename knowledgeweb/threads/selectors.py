@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -20,7 +19,7 @@ def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
     return Thread.objects.filter(owner=owner).annotate(message_count=Count("messages"))
 
 
-def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str | Any) -> Thread:
+def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:
     """The thread, if ``owner`` owns it.
 
     A missing thread, another user's thread and a malformed id all raise the
