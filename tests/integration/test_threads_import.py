@@ -12,6 +12,7 @@ from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import thread_import
+from knowledgeweb.threads.services.imports import MAX_IMPORT_MESSAGES
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +111,10 @@ def test_a_trusted_record_with_a_wrong_id_is_stored_but_its_citation_is_unresolv
     assert stored.artifact is not None
     assert stored.artifact["knowledge_sources"][0]["title"] == "Retitled"
     assert states(thread) == ["unresolved"]
+
+
+def test_an_import_over_the_message_cap_is_refused_before_reading(user: User) -> None:
+    messages = [{"type": "human", "content": ""}] * (MAX_IMPORT_MESSAGES + 1)
+    with pytest.raises(MessageInvalidError, match=f"at most {MAX_IMPORT_MESSAGES} messages"):
+        thread_import(owner=user, title="too long", messages=messages)
+    assert (Thread.objects.count(), Message.objects.count()) == (0, 0)
