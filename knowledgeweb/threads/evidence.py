@@ -10,8 +10,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
+from itertools import islice
 from typing import Literal
+from uuid import UUID
 
 from django.core.cache import cache
 
@@ -20,7 +21,6 @@ from knowledgeweb.threads.models import Message, MessageType
 
 # Bump when the reader's rules change, so stale validations are never served.
 EVIDENCE_CACHE_VERSION = 1
-_MISSING = object()
 
 ResolvedState = Literal["resolved", "unresolved", "malformed"]
 
@@ -68,36 +68,79 @@ def evidence_cache_key(message: Message) -> str:
 
 def message_sources(message: Message) -> dict[str, Evidence]:
     """The valid sources of one message, keyed by handle; empty for anything but a tool message."""
-    if message.type != MessageType.TOOL:
+    return messages_sources([message]).get(message.id, {})
+
+
+def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Evidence]]:
+    """The valid sources of every tool message in ``messages``, keyed by message id.
+
+    One ``get_many`` fetches every memoized validation, so a warm thread costs one
+    cache round trip however long it is; the misses are validated and written back
+    with one ``set_many``.
+    """
+    keys = {evidence_cache_key(m): m for m in messages if m.type == MessageType.TOOL}
+    if not keys:
         return {}
-    key = evidence_cache_key(message)
-    cached = cache.get(key, _MISSING)
-    if isinstance(cached, dict):
-        return cached
-    sources = read_sources(message.name, message.content, message.artifact)
-    validation_counter.increment()
-    # Messages never change, so neither does what they prove.
-    cache.set(key, sources, timeout=None)
-    return sources
+    cached = cache.get_many(list(keys))
+    found: dict[UUID, dict[str, Evidence]] = {}
+    fresh: dict[str, dict[str, Evidence]] = {}
+    for key, message in keys.items():
+        sources = cached.get(key)
+        if not isinstance(sources, dict):
+            sources = read_sources(message.name, message.content, message.artifact)
+            validation_counter.increment()
+            fresh[key] = sources
+        found[message.id] = sources
+    if fresh:
+        # Messages never change, so neither does what they prove.
+        cache.set_many(fresh, timeout=None)
+    return found
 
 
-def evidence_before(messages: Sequence[Message]) -> Iterator[tuple[Message, Mapping[str, Evidence]]]:
+class EvidencePrefix(Mapping[str, Evidence]):
+    """The first ``size`` handles of a walk's growing evidence, as a read-only mapping.
+
+    Handles are only ever appended, so every earlier message's view is a prefix
+    of the same dict: the walk hands out O(1) views instead of copying the
+    evidence each time a tool message adds to it.
+    """
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, entries: dict[str, tuple[int, Evidence]], size: int) -> None:
+        self._entries = entries
+        self._size = size
+
+    def __getitem__(self, handle: str) -> Evidence:
+        position, source = self._entries[handle]
+        if position >= self._size:
+            raise KeyError(handle)
+        return source
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._entries, self._size)
+
+    def __len__(self) -> int:
+        return self._size
+
+
+def evidence_before(
+    messages: Sequence[Message], *, sources: Mapping[UUID, dict[str, Evidence]] | None = None
+) -> Iterator[tuple[Message, Mapping[str, Evidence]]]:
     """Yield each message with the evidence of the tool messages before it.
 
     The first source to claim a handle keeps it; a later one never replaces it.
     The mapping yielded is read-only and stays valid after the walk moves on.
+    ``sources`` is ``messages_sources(messages)`` when the caller already has it.
     """
-    available: dict[str, Evidence] = {}
-    snapshot: Mapping[str, Evidence] = MappingProxyType({})
+    if sources is None:
+        sources = messages_sources(messages)
+    entries: dict[str, tuple[int, Evidence]] = {}
     for message in messages:
-        yield message, snapshot
-        added = False
-        for handle, source in message_sources(message).items():
-            if handle not in available:
-                available[handle] = source
-                added = True
-        if added:
-            snapshot = MappingProxyType(dict(available))
+        yield message, EvidencePrefix(entries, len(entries))
+        for handle, source in sources.get(message.id, {}).items():
+            if handle not in entries:
+                entries[handle] = (len(entries), source)
 
 
 def resolve_citation(citation: Citation, available: Mapping[str, Evidence]) -> ResolvedCitation:

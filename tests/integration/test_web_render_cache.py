@@ -141,22 +141,35 @@ def test_an_answer_renders_again_when_the_evidence_before_it_changes(
     assert view.cited == ()
 
 
-def test_a_warm_render_reads_all_fragments_in_one_cache_call(
+def test_a_warm_render_costs_two_cache_round_trips_whatever_the_thread_length(
     owner: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     thread = _conversation(owner, 4)
     render_thread(thread_messages(thread=thread))
-    calls: list[int] = []
-    real_get_many = cache.get_many
+    calls: list[tuple[str, int]] = []
+    inside_get_many: list[bool] = []
+    real_get_many, real_get = cache.get_many, cache.get
 
     def counting_get_many(keys: list[str]) -> dict[str, object]:
-        calls.append(len(keys))
-        return real_get_many(keys)
+        calls.append(("get_many", len(keys)))
+        inside_get_many.append(True)
+        try:
+            return real_get_many(keys)
+        finally:
+            inside_get_many.pop()
+
+    def counting_get(*args: object, **kwargs: object) -> object:
+        if not inside_get_many:  # the local-memory backend implements get_many with get
+            calls.append(("get", 1))
+        return real_get(*args, **kwargs)
 
     monkeypatch.setattr(cache, "get_many", counting_get_many)
+    monkeypatch.setattr(cache, "get", counting_get)
     render_thread(thread_messages(thread=thread))
 
-    assert calls == [8]  # 4 answers + 4 tool messages; human messages need no fragment
+    # One read of the 4 tool messages' evidence, one of the 8 fragments (4 answers +
+    # 4 tool messages; human messages need none), and no per-message reads.
+    assert calls == [("get_many", 4), ("get_many", 8)]
 
 
 def test_the_page_makes_the_same_number_of_queries_whatever_the_thread_length(owner: User) -> None:

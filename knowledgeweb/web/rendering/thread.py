@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeGuard
+from uuid import UUID
 
 from django.core.cache import cache
 from django.template.loader import render_to_string
@@ -21,13 +22,14 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.threads.evidence import evidence_before, message_sources
+from knowledgeweb.threads.evidence import evidence_before, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
 from knowledgeweb.web.rendering.pipeline import render_assistant_content
+from knowledgeweb.web.rendering.sources import source_entry, source_entry_body
 from knowledgeweb.web.rendering.tools import read_tool_content
 
 # Bump whenever the HTML a message renders to changes, so stale fragments are never served.
-RENDERER_VERSION = 1
+RENDERER_VERSION = 2
 
 _NO_EVIDENCE = "-"
 
@@ -45,10 +47,11 @@ class MessageView:
 
 @dataclass(frozen=True, slots=True)
 class SourceEntry:
-    """A source in the panel and how often the thread's answers cite it."""
+    """A source in the panel, how often the thread's answers cite it, and its entry's HTML."""
 
     evidence: Evidence
     citations: int
+    html: SafeString
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,28 +99,36 @@ def fragment_cache_key(message: Message, handles_digest: str) -> str:
 
 
 Walked = list[tuple[Message, Mapping[str, Evidence], str | None]]
+Sources = Mapping[UUID, dict[str, Evidence]]
 
 
 def render_thread(messages: Sequence[Message]) -> ThreadView:
     """Render every message of a thread, walking its evidence once."""
-    walked, last_available = _walk(messages)
-    views, counts = _assemble(walked)
-    retrieved = dict(last_available)
-    if messages and messages[-1].type == MessageType.TOOL:
-        # The walk yields the evidence *before* each message; the last one's own comes last.
-        for handle, source in message_sources(messages[-1]).items():
+    sources = messages_sources(messages)
+    walked = _walk(messages, sources)
+    views, counts, bodies = _assemble(walked, sources)
+    retrieved: dict[str, Evidence] = {}
+    for message in messages:
+        for handle, source in sources.get(message.id, {}).items():
             retrieved.setdefault(handle, source)
-    cited = tuple(SourceEntry(retrieved[h], n) for h, n in counts.items() if h in retrieved)
-    uncited = tuple(SourceEntry(source, 0) for h, source in retrieved.items() if h not in counts)
+    cited = tuple(
+        SourceEntry(retrieved[h], n, source_entry(retrieved[h], bodies[h], n))
+        for h, n in counts.items()
+        if h in retrieved
+    )
+    uncited = tuple(
+        SourceEntry(source, 0, source_entry(source, bodies[h], 0))
+        for h, source in retrieved.items()
+        if h not in counts
+    )
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
 
 
-def _walk(messages: Sequence[Message]) -> tuple[Walked, Mapping[str, Evidence]]:
+def _walk(messages: Sequence[Message], sources: Sources) -> Walked:
     """Each message with the evidence before it and its fragment key (None: no fragment needed)."""
     digest = _HandleDigest()
     walked: Walked = []
-    available: Mapping[str, Evidence] = {}
-    for message, available in evidence_before(messages):
+    for message, available in evidence_before(messages, sources=sources):
         if message.type == MessageType.AI:
             key: str | None = fragment_cache_key(message, digest.of(available))
         elif message.type == MessageType.TOOL:
@@ -126,16 +137,20 @@ def _walk(messages: Sequence[Message]) -> tuple[Walked, Mapping[str, Evidence]]:
         else:
             key = None
         walked.append((message, available, key))
-    return walked, available
+    return walked
 
 
-def _assemble(walked: Walked) -> tuple[list[MessageView], dict[str, int]]:
-    """Fetch every fragment in one call, render only the misses, and tally citations per handle."""
+def _assemble(
+    walked: Walked, sources: Sources
+) -> tuple[list[MessageView], dict[str, int], dict[str, str]]:
+    """Fetch every fragment in one call, render only the misses, tally citations per handle,
+    and collect each source's panel-entry body from the first tool message that carries it."""
     keys = [key for _, _, key in walked if key is not None]
     cached: dict[str, Any] = cache.get_many(keys) if keys else {}
     fresh: dict[str, dict[str, Any]] = {}
     views: list[MessageView] = []
     counts: dict[str, int] = {}
+    bodies: dict[str, str] = {}
     for message, before, key in walked:
         if key is None:
             plain = format_html('<div class="plain-text">{}</div>', message.content)
@@ -144,10 +159,12 @@ def _assemble(walked: Walked) -> tuple[list[MessageView], dict[str, int]]:
         hit = cached.get(key)
         fragment = hit if _is_fragment(hit) else None
         if fragment is None:
-            fragment = _render_fragment(message, before)
+            fragment = _render_fragment(message, before, sources.get(message.id, {}))
             fresh[key] = fragment
         for handle in fragment["cited"]:
             counts[handle] = counts.get(handle, 0) + 1
+        for handle, body in fragment["entries"].items():
+            bodies.setdefault(handle, body)
         views.append(
             MessageView(
                 message,
@@ -159,14 +176,16 @@ def _assemble(walked: Walked) -> tuple[list[MessageView], dict[str, int]]:
         )
     if fresh:
         cache.set_many(fresh, timeout=None)
-    return views, counts
+    return views, counts, bodies
 
 
 def _is_fragment(value: object) -> TypeGuard[dict[str, Any]]:
-    return isinstance(value, dict) and {"html", "cited", "unresolved", "malformed"} <= value.keys()
+    return isinstance(value, dict) and {"html", "cited", "unresolved", "malformed", "entries"} <= value.keys()
 
 
-def _render_fragment(message: Message, available: Mapping[str, Evidence]) -> dict[str, Any]:
+def _render_fragment(
+    message: Message, available: Mapping[str, Evidence], own: dict[str, Evidence]
+) -> dict[str, Any]:
     if message.type == MessageType.AI:
         rendered = render_assistant_content(message.content, available)
         states = [verdict.state for verdict in rendered.verdicts]
@@ -175,6 +194,7 @@ def _render_fragment(message: Message, available: Mapping[str, Evidence]) -> dic
             "cited": [v.source.handle for v in rendered.verdicts if v.source is not None],
             "unresolved": states.count("unresolved"),
             "malformed": states.count("malformed"),
+            "entries": {},
         }
     html = render_to_string(
         "web/fragments/tool_message.html",
@@ -183,7 +203,8 @@ def _render_fragment(message: Message, available: Mapping[str, Evidence]) -> dic
             "failed": message.status == MessageStatus.ERROR,
             "tool": None
             if message.status == MessageStatus.ERROR
-            else read_tool_content(message.content, message_sources(message)),
+            else read_tool_content(message.content, own),
         },
     )
-    return {"html": html, "cited": [], "unresolved": 0, "malformed": 0}
+    entries = {handle: source_entry_body(source) for handle, source in own.items()}
+    return {"html": html, "cited": [], "unresolved": 0, "malformed": 0, "entries": entries}

@@ -1,0 +1,56 @@
+"""Entries of the sources panel (SPEC §8).
+
+An entry's body depends only on its evidence, so it is rendered once, cached
+with the fragment of the tool message that carries it, and a page render only
+wraps it with the entry's citation count.
+"""
+
+from __future__ import annotations
+
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from knowledgeweb.knowledge import Evidence
+
+
+def source_entry_body(source: Evidence) -> str:
+    """The entry's inner HTML: title, provider, dataset, pages, URL and the exact excerpt."""
+    meta = [format_html('<div><dt>Provider</dt><dd data-field="provider">{}</dd></div>', source.provider)]
+    if source.dataset_name:
+        meta.append(
+            format_html('<div><dt>Dataset</dt><dd data-field="dataset">{}</dd></div>', source.dataset_name)
+        )
+    if source.pages:
+        pages = ", ".join(str(page) for page in source.pages)
+        meta.append(format_html('<div><dt>Page</dt><dd data-field="page">{}</dd></div>', pages))
+    if source.url:
+        meta.append(
+            format_html(
+                '<div><dt>URL</dt><dd><a data-field="url" href="{}" rel="noopener noreferrer">{}</a></dd></div>',
+                source.url,
+                source.url,
+            )
+        )
+    note = (
+        '<p class="source-note">This excerpt was shortened when it was retrieved.</p>' if source.truncated else ""
+    )
+    return (
+        format_html('<p class="source-title" data-field="title">{}</p>', source.title)
+        + '<dl class="source-meta">'
+        + "".join(meta)
+        + "</dl>"
+        + format_html('<div class="source-excerpt" data-field="excerpt">{}</div>', source.excerpt)
+        + note
+    )
+
+
+def source_entry(source: Evidence, body: str, citations: int) -> SafeString:
+    """The whole panel entry: its anchor (``id`` is the citation's handle), body and count."""
+    count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
+    # Handles and ids are validated hex; escaping them anyway keeps this safe by construction.
+    return mark_safe(  # noqa: S308 - every interpolated value is escaped or built by source_entry_body
+        f'<li class="source" id="{escape(source.handle)}" tabindex="-1" data-source-entry '
+        f'data-source-id="{escape(source.id)}" data-form="{escape(source.form)}" '
+        f'data-truncated="{"true" if source.truncated else "false"}" data-citations="{citations}">'
+        f'{body}<p class="source-count">{count}</p></li>'
+    )
