@@ -119,6 +119,26 @@ class Evidence:
     def page(self) -> int | None:
         return self.pages[0] if self.pages else None
 
+    def __reduce__(self) -> tuple[type[Evidence], tuple[object, ...]]:
+        # Validated evidence is memoized in a shared cache; rebuilding through the
+        # constructor unpickles about twice as fast as the slots dataclass default.
+        return (
+            Evidence,
+            (
+                self.handle,
+                self.form,
+                self.id,
+                self.provider,
+                self.title,
+                self.excerpt,
+                self.dataset_name,
+                self.url,
+                self.pages,
+                self.truncated,
+                self.locators,
+            ),
+        )
+
 
 @runtime_checkable
 class RetrievalProvider(Protocol):

@@ -82,6 +82,7 @@ def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Eviden
     if not keys:
         return {}
     cached = cache.get_many(list(keys))
+    _load_deferred_artifacts([m for key, m in keys.items() if not isinstance(cached.get(key), dict)])
     found: dict[UUID, dict[str, Evidence]] = {}
     fresh: dict[str, dict[str, Evidence]] = {}
     for key, message in keys.items():
@@ -95,6 +96,15 @@ def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Eviden
         # Messages never change, so neither does what they prove.
         cache.set_many(fresh, timeout=None)
     return found
+
+
+def _load_deferred_artifacts(messages: Sequence[Message]) -> None:
+    """Load, in one query, the artifacts of ``messages`` that were fetched without them."""
+    deferred = {m.pk: m for m in messages if "artifact" in m.get_deferred_fields()}
+    if not deferred:
+        return
+    for pk, artifact in Message.objects.filter(pk__in=list(deferred)).values_list("pk", "artifact"):
+        deferred[pk].artifact = artifact
 
 
 class EvidencePrefix(Mapping[str, Evidence]):

@@ -37,9 +37,17 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) 
     return thread
 
 
-def thread_messages(*, thread: Thread) -> list[Message]:
-    """All messages of the thread, in order."""
-    return list(Message.objects.filter(thread=thread).order_by("seq"))
+def thread_messages(*, thread: Thread, with_artifacts: bool = True) -> list[Message]:
+    """All messages of the thread, in order.
+
+    ``with_artifacts=False`` leaves artifacts, the largest column, unloaded: a page
+    whose evidence is already memoized never reads them, and ``messages_sources``
+    loads the ones it must validate in a single query.
+    """
+    messages = Message.objects.filter(thread=thread).order_by("seq")
+    if not with_artifacts:
+        messages = messages.defer("artifact")
+    return list(messages)
 
 
 def thread_citations(*, thread: Thread) -> list[MessageCitations]:

@@ -257,3 +257,21 @@ def test_a_warm_800_message_page_validates_nothing_and_renders_no_markdown(owner
     unmask = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
     assert unmask.sub(b"", second) == unmask.sub(b"", first)
     assert second.count(b'data-citation="resolved"') == 400
+
+
+def test_a_warm_page_never_reads_artifacts_and_a_cold_one_reads_them_in_one_query(owner: User) -> None:
+    client = Client()
+    client.force_login(owner)
+    thread = _conversation(owner, 6)
+
+    def artifact_reads() -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/threads/{thread.id}/").status_code == 200
+        message_selects = [q["sql"] for q in queries if 'FROM "threads_message"' in q["sql"]]
+        return [sql for sql in message_selects if '"artifact"' in sql]
+
+    cold = artifact_reads()
+    warm = artifact_reads()
+
+    assert len(cold) == 1  # the six tool messages' artifacts, together
+    assert warm == []
