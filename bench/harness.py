@@ -51,8 +51,8 @@ def median_seconds(
     return statistics.median(samples)
 
 
-def show_time(label: str, seconds: float) -> None:
-    print(f"  {label:<58} {seconds * 1000:10.2f} ms (median of {REPEAT})")
+def show_time(label: str, seconds: float, *, repeat: int = REPEAT) -> None:
+    print(f"  {label:<58} {seconds * 1000:10.2f} ms (median of {repeat})")
 
 
 def show_ratio(label: str, value: float, target: float) -> bool:

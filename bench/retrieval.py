@@ -1,0 +1,151 @@
+"""Retrieval overhead: POST /api/knowledge/search against the bare provider call.
+
+A loopback HTTP server serves a LightRAG-shaped ``/query/data`` response (20
+chunks, synthetic). Both sides are timed in the same run against that server:
+
+- bare: a POST from a new ``httpx.Client`` (one new connection, as each search
+        opens) sharing one TLS context, the response decoded as JSON
+- api:  ``POST /api/knowledge/search`` through Django's test client with a
+        bearer token: authentication, binding checks, the adapter (streamed
+        body under the 4 MiB cap), ``format_result``, the output budget, and
+        the JSON response
+
+The server answers in two ways. With no delay, the ratio isolates our own
+cost against a provider that does nothing at all. With a fixed delay standing
+in for the provider's own work (LightRAG embeds the query, searches vectors and
+the graph; 50 ms is well below what a real hybrid query takes), the ratio is
+what a caller actually sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+if __package__ in {None, ""}:
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+
+from bench.harness import median_seconds, setup_django, show_ratio, show_time
+
+REPEAT = 15
+KEY_ENV = "KNOWLEDGEWEB_BENCH_LIGHTRAG_KEY"
+KEY = "bench-lightrag-key-not-secret"
+
+
+def lightrag_payload() -> bytes:
+    """Synthetic, shaped after PROVIDERS.md (lightrag-hku 1.5.7 /query/data success)."""
+    chunks = []
+    references = []
+    for n in range(1, 21):
+        path = f"handbook-{n}.md"
+        chunks.append(
+            {
+                "reference_id": str(n),
+                "content": f"Synthetic chunk {n}. " + "Evidence about retrieval and citations. " * 12,
+                "file_path": path,
+                "chunk_id": f"doc-{n:032x}-chunk-000",
+            }
+        )
+        references.append({"reference_id": str(n), "file_path": path})
+    body = {
+        "status": "success",
+        "message": "Query processed successfully",
+        "data": {"entities": [], "relationships": [], "chunks": chunks, "references": references},
+        "metadata": {
+            "query_mode": "mix",
+            "keywords": {"high_level": [], "low_level": []},
+            "processing_info": {},
+        },
+    }
+    return json.dumps(body).encode()
+
+
+class Upstream(BaseHTTPRequestHandler):
+    payload = b""
+    delay = 0.0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.delay:
+            time.sleep(self.delay)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.payload)))
+        self.end_headers()
+        self.wfile.write(self.payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def main() -> int:
+    os.environ[KEY_ENV] = KEY
+    setup_django()
+    import httpx
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from knowledgeweb.bindings.services import binding_create
+    from knowledgeweb.threads.services import token_create
+
+    Upstream.payload = lightrag_payload()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+
+    user = get_user_model().objects.create_user("bench")
+    binding_create(
+        name="bench-lightrag",
+        provider="lightrag",
+        base_url=base_url,
+        api_key_env=KEY_ENV,
+        tools=["knowledge_search"],
+        users=[user],
+    )
+    _, token = token_create(user=user, name="bench")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    body = {"tool": "knowledge_search", "query": "how are citations verified?"}
+
+    def api() -> None:
+        response = client.post("/api/knowledge/search", body, content_type="application/json")
+        if response.status_code != 200 or not response.json()["artifact"]["knowledge_sources"]:
+            raise RuntimeError(f"search failed: {response.status_code} {response.content[:200]!r}")
+
+    tls = httpx.create_ssl_context()
+
+    def bare() -> None:
+        with httpx.Client(verify=tls, trust_env=False) as bare_client:
+            response = bare_client.post(
+                f"{base_url}/query/data",
+                json={"query": body["query"], "mode": "mix", "top_k": 20},
+                headers={"X-API-Key": KEY},
+            )
+            response.raise_for_status()
+            response.json()
+
+    print("Retrieval overhead (POST /api/knowledge/search vs a bare httpx POST)")
+    ok = True
+    for delay in (0.0, 0.05):
+        Upstream.delay = delay
+        api(), bare()  # warm both paths once
+        bare_s = median_seconds(bare, repeat=REPEAT)
+        api_s = median_seconds(api, repeat=REPEAT)
+        print(f" provider answering after {delay * 1000:.0f} ms")
+        show_time("bare httpx POST", bare_s, repeat=REPEAT)
+        show_time("POST /api/knowledge/search", api_s, repeat=REPEAT)
+        print(f"  {'our overhead':<58} {(api_s - bare_s) * 1000:10.2f} ms")
+        met = show_ratio("api / bare", api_s / bare_s, 1.2)
+        if delay:
+            ok &= met
+    server.shutdown()
+    print("target met" if ok else "target missed (see MISSED above)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
