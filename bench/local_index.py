@@ -1,0 +1,117 @@
+"""Local index: ``LocalProvider.search`` against a raw FTS5 query, at 1k, 10k and 100k chunks.
+
+Both sides search the same ``library_chunk_fts`` table for the same terms in
+the same run:
+
+- raw:   ``SELECT rowid, bm25(...) ... MATCH ? ORDER BY rank LIMIT 20`` on the
+         connection, rows fetched, nothing else
+- local: the provider the retrieval service uses: term extraction, the ranked
+         query joined to chunks, documents and collections, and the
+         ``RetrievalResult`` it returns
+
+The corpus is synthetic: words drawn from a Zipf-like distribution over a
+5,000-word vocabulary, 100 chunks of about 60 words per document.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+if __package__ in {None, ""}:
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+
+from bench.harness import median_seconds, setup_django, show_ratio, show_time
+
+SIZES = (1_000, 10_000, 100_000)
+CHUNKS_PER_DOCUMENT = 100
+REPEAT = 9
+QUERIES = (
+    "w0042 w0217 w1303",
+    "w0007 w0815",
+    "w0120 w0999 w2048 w0031",
+    "w0500 w0501",
+    "w0003 w4000",
+)
+
+
+def _vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    words = [f"w{n:04d}" for n in range(5000)]
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    rng.shuffle(weights[50:])  # keep a head of common words, scatter the tail
+    return words, weights
+
+
+def grow_to(size: int, have: int, rng: random.Random) -> None:
+    from knowledgeweb.library.models import Chunk, Collection, Document
+
+    collection, _ = Collection.objects.get_or_create(name="Bench corpus")
+    words, weights = _vocabulary(random.Random(1))
+    while have < size:
+        number = have // CHUNKS_PER_DOCUMENT
+        document = Document.objects.create(
+            collection=collection,
+            title=f"Handbook {number}.md",
+            source_key=f"bench/handbook-{number}.md",
+            content_hash=f"{number:064x}",
+        )
+        Chunk.objects.bulk_create(
+            Chunk(document=document, ordinal=n, text=" ".join(rng.choices(words, weights, k=60)))
+            for n in range(CHUNKS_PER_DOCUMENT)
+        )
+        have += CHUNKS_PER_DOCUMENT
+
+
+def main() -> int:
+    setup_django()
+    from django.db import connection, transaction
+
+    from knowledgeweb.library.provider import LocalProvider
+    from knowledgeweb.library.search import search_terms
+    from knowledgeweb.library.search.sqlite import match_expression
+
+    if connection.vendor != "sqlite":
+        print("This benchmark compares against raw FTS5 and needs SQLite.")
+        return 1
+    provider = LocalProvider(top_k=20)
+    rng = random.Random(7)
+    have = 0
+    ok = True
+    print("Local index search (LocalProvider.search vs raw FTS5, top 20)")
+    for size in SIZES:
+        started = time.perf_counter()
+        with transaction.atomic():
+            grow_to(size, have, rng)
+        have = size
+        print(f" {size:,} chunks (built in {time.perf_counter() - started:.1f} s)")
+
+        def local() -> None:
+            for query in QUERIES:
+                if not provider.search(query).hits:
+                    raise RuntimeError(f"no hits for {query!r}")
+
+        def raw() -> None:
+            with connection.cursor() as cursor:
+                for query in QUERIES:
+                    cursor.execute(
+                        "SELECT rowid, bm25(library_chunk_fts) AS rank FROM library_chunk_fts "
+                        "WHERE library_chunk_fts MATCH %s ORDER BY rank LIMIT 20",
+                        [match_expression(search_terms(query))],
+                    )
+                    cursor.fetchall()
+
+        local(), raw()  # warm the page cache for both
+        raw_s = median_seconds(raw, repeat=REPEAT)
+        local_s = median_seconds(local, repeat=REPEAT)
+        show_time(f"raw FTS5, {len(QUERIES)} queries", raw_s, repeat=REPEAT)
+        show_time(f"LocalProvider.search, {len(QUERIES)} queries", local_s, repeat=REPEAT)
+        met = show_ratio("local / raw", local_s / raw_s, 1.3)
+        if size == SIZES[-1]:
+            ok = met
+    print("target met" if ok else "target missed (see MISSED above)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
