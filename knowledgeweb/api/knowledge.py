@@ -2,9 +2,8 @@
 
 Handlers are thin: a schema in, one service or selector, a schema out. The
 retrieval service's refusals carry their own status (400 invalid, 403 refused,
-424 provider failure without a thread); they are mapped to JSON here, beside the
-only endpoint that raises them. A missing thread is ``ThreadNotFound`` (404, in
-``knowledgeweb.api.main``).
+424 provider failure without a thread) and a stable ``code``; like every domain
+error they become JSON in ``knowledgeweb.api.main``.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pydantic import BaseModel
 
 from knowledgeweb.api.auth import request_user
 from knowledgeweb.providers.ragflow import DatasetSelection
-from knowledgeweb.retrieval import RetrievalError, retrieval_capabilities, retrieval_search
+from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 
 router = Router(tags=["knowledge"])
 
@@ -144,18 +143,15 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
         )
     else:
         scope = payload.scope
-    try:
-        outcome = retrieval_search(
-            user=request_user(request),
-            tool=payload.tool,
-            query=payload.query,
-            agent_name=payload.agent_name,
-            binding_name=payload.binding,
-            scope=scope,
-            thread_id=payload.thread_id,
-        )
-    except RetrievalError as exc:
-        return Status(exc.status, KnowledgeErrorOut(detail=exc.message, code=exc.code))
+    outcome = retrieval_search(
+        user=request_user(request),
+        tool=payload.tool,
+        query=payload.query,
+        agent_name=payload.agent_name,
+        binding_name=payload.binding,
+        scope=scope,
+        thread_id=payload.thread_id,
+    )
     return Status(
         200,
         SearchOut(

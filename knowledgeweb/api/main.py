@@ -4,11 +4,18 @@ Every operation authenticates with a session or a bearer token
 (``knowledgeweb.api.auth``), and this module is the single place where domain
 errors become JSON 4xx responses: ``{"detail": "<clear message>"}``.
 
-Status codes: 400 unparseable JSON; 401 missing or invalid credentials; 403 a
-session request without its CSRF token; 404 no such thread for you (another
-user's thread too); 409 a change to a written message; 413 a body over
-``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB); 422 a well-formed request with invalid
-content, including a malformed thread id in the path.
+Status codes:
+
+- 400 unparseable JSON, or a retrieval request that is wrong for anyone;
+- 401 missing or invalid credentials;
+- 403 a session request without its CSRF token, or a retrieval the caller may not run;
+- 404 no such thread for you (another user's thread too);
+- 409 a change to a written message;
+- 413 a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB);
+- 422 a well-formed request with invalid content, including a malformed thread id;
+- 424 a provider failure when no thread was given to record it.
+
+Retrieval errors add a stable ``code`` beside ``detail``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from knowledgeweb.api import knowledge, threads
 from knowledgeweb.api.auth import api_auth
+from knowledgeweb.retrieval import RetrievalError
 from knowledgeweb.threads.errors import (
     ExportFormatError,
     MessageImmutableError,
@@ -68,6 +76,12 @@ def threads_error(request: HttpRequest, exc: ThreadsError) -> HttpResponse:
     elif isinstance(exc, MessageInvalidError | ThreadInvalidError | ExportFormatError):
         status = 422
     return _error(request, status, exc.message)
+
+
+@api.exception_handler(RetrievalError)
+def retrieval_error(request: HttpRequest, exc: RetrievalError) -> HttpResponse:
+    # Retrieval errors carry their status (400, 403, 424) and a stable code for agents.
+    return _error(request, exc.status, exc.message, code=exc.code)
 
 
 @api.exception_handler(RequestDataTooBig)

@@ -7,7 +7,6 @@ and a second render of a thread validates nothing.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -16,6 +15,7 @@ from uuid import UUID
 
 from django.core.cache import cache
 
+from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Citation, Evidence, read_sources
 from knowledgeweb.threads.models import Message, MessageType
 
@@ -28,27 +28,8 @@ REASON_MALFORMED = "The link looks like a knowledge citation but is not in an ac
 REASON_UNRESOLVED = "No earlier tool message in this thread holds valid evidence for this citation."
 
 
-class ValidationCounter:
-    """Counts validations actually run (cache misses); tests and benchmarks read it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = 0
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def increment(self) -> None:
-        with self._lock:
-            self._count += 1
-
-    def reset(self) -> None:
-        with self._lock:
-            self._count = 0
-
-
-validation_counter = ValidationCounter()
+#: Validations actually run (cache misses); tests and benchmarks read it.
+validation_counter = Counter()
 
 
 @dataclass(frozen=True, slots=True)

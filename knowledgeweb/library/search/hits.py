@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,3 +20,17 @@ class ChunkHit:
     source_url: str
     # Higher is better on both backends (FTS5's bm25 is negated).
     score: float
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any], *, score: float) -> ChunkHit:
+        """From a backend's row: (chunk id, document id, text, page, title, collection, url, ...)."""
+        return cls(
+            chunk_id=row[0],
+            document_id=row[1],
+            text=row[2],
+            page=row[3],
+            title=row[4],
+            collection_name=row[5],
+            source_url=row[6],
+            score=score,
+        )

@@ -53,16 +53,4 @@ def search(terms: Sequence[str], *, limit: int, collection_names: Sequence[str] 
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        ChunkHit(
-            chunk_id=row[0],
-            document_id=row[1],
-            text=row[2],
-            page=row[3],
-            title=row[4],
-            collection_name=row[5],
-            source_url=row[6],
-            score=-float(row[7]),
-        )
-        for row in rows
-    ]
+    return [ChunkHit.from_row(row, score=-float(row[7])) for row in rows]

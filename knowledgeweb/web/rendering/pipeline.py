@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.web.rendering.citations import CitationFilter
 from knowledgeweb.web.rendering.markdown import markdown_to_html
 from knowledgeweb.web.rendering.sanitizer import make_cleaner
 
-
-class RenderCounter:
-    """Counts markdown renders actually run (fragment cache misses); tests read it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = 0
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def increment(self) -> None:
-        with self._lock:
-            self._count += 1
-
-    def reset(self) -> None:
-        with self._lock:
-            self._count = 0
-
-
-render_counter = RenderCounter()
+#: Markdown renders actually run (fragment cache misses); tests read it.
+render_counter = Counter()
 
 
 @dataclass(frozen=True, slots=True)
