@@ -49,9 +49,11 @@ api = NinjaAPI(
         "`Authorization: Bearer <token>` (see `manage.py create_token`) or a browser session "
         "(unsafe methods then need the `X-CSRFToken` header). Errors are JSON "
         '`{"detail": "..."}`: 400 unparseable JSON, 401 missing or invalid credentials, '
+        "403 a retrieval you may not run (nothing is sent upstream), "
         "404 no such thread of yours (another user's thread too), 413 a body over "
         f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB, 422 invalid content "
-        "(including a malformed thread id)."
+        "(including a malformed thread id), 424 a provider failure with no thread to record it in. "
+        "Retrieval errors also carry a stable `code`."
     ),
     docs_url="/docs",
     urls_namespace="api",
