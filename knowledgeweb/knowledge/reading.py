@@ -59,6 +59,11 @@ def read_sources(name: str | None, content: object, artifact: object) -> dict[st
     as ``{"version": 1, "sources": [...]}``) is read only from tools named
     ``knowledge_search`` or ``task``. A list of more than 100 records is
     rejected whole. When an id repeats, the first record wins.
+
+    An optional field written as ``null`` is read as absent, which is also how
+    the id treats it; the JSON Schema is stricter, because our producers leave
+    absent fields out. Leniency here cannot admit forged evidence: the id still
+    has to match every field.
     """
     if not isinstance(artifact, dict) or not isinstance(content, str):
         return {}
