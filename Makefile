@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The scale path: PostgreSQL on this machine, when one answers.
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
+REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
 .PHONY: install run test lint typecheck pytest pytest-postgres chromium bench clean
 
@@ -39,12 +40,16 @@ typecheck: install
 pytest: install chromium
 	$(BIN)/pytest
 
-# Runs the database-dependent suites again on PostgreSQL when a server answers.
+# Runs the database-dependent suites again on the scale path when its servers answer:
+# PostgreSQL, and Redis as the shared cache (a database of its own, emptied by the suite).
 pytest-postgres: install
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 2)" 2>/dev/null \
 		|| [ -n "$$DATABASE_URL" ]; then \
-		echo "PostgreSQL reachable: running the database suites on it."; \
-		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} $(BIN)/pytest tests/integration -p no:randomly; \
+		cache=locmem://; \
+		if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 6379), 2)" 2>/dev/null; then \
+			cache=$(REDIS_TEST_URL); fi; \
+		echo "PostgreSQL reachable: running the database suites on it (cache: $$cache)."; \
+		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest tests/integration; \
 	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
 
 test: lint typecheck pytest pytest-postgres

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.test import Client
 
 from knowledgeweb.knowledge import RetrievalResult, format_result
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create, token_create
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_cache(django_db_setup: None) -> Iterator[None]:
+    """Start and end with an empty cache: under ``CACHE_URL=redis://...`` it outlives the run."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture
