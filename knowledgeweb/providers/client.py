@@ -1,7 +1,7 @@
 """The one HTTP client factory every adapter uses (SPEC §4).
 
 - redirects are never followed: a 3xx is an error and its target is never contacted;
-- the timeout is the binding's;
+- the timeout is the binding's, both per network operation and for the whole answer;
 - bodies are read as a stream and the read stops past ``MAX_BODY_BYTES``;
 - the credential travels only in a header and is redacted from every error.
 
@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
+from time import monotonic
 from types import TracebackType
 from typing import Any
 
@@ -164,6 +165,9 @@ class ProviderSession:
     ) -> Reply:
         """Send one request; raise a redacted ``ProviderError`` for anything but a readable answer."""
         label = self._connection.label
+        # httpx applies the timeout to each read, so a server trickling bytes could
+        # hold the call open far longer; the deadline bounds the whole answer.
+        deadline = monotonic() + self._connection.timeout
         try:
             with self._client.stream(
                 method,
@@ -179,7 +183,7 @@ class ProviderSession:
                         f"{label} answered HTTP {status} (a redirect). Redirects are never followed, "
                         "so the new location was not contacted.",
                     )
-                raw = self._read_capped(response)
+                raw = self._read_capped(response, deadline)
         except httpx.TimeoutException:
             raise self._fail(
                 ProviderTimeoutError, f"{label} did not answer within {self._connection.timeout:g} seconds."
@@ -194,14 +198,14 @@ class ProviderSession:
                 ProviderUnavailableError, f"The request to {label} failed ({type(exc).__name__}: {exc})."
             ) from None
         try:
-            body: Any = json.loads(raw) if raw.strip() else None
-        except ValueError:
+            body: Any = self._redactor.json(json.loads(raw)) if raw.strip() else None
+        except (ValueError, RecursionError):
+            # RecursionError: JSON nested deeper than the parser or the redaction walk goes.
             if 200 <= status < 300:
                 raise self._fail(
                     MalformedResponseError, f"{label} answered with malformed JSON (HTTP {status})."
                 ) from None
             body = None
-        body = self._redactor.json(body)
         if status >= 500:
             detail = detail_of(body, "detail", "message")
             raise self._fail(
@@ -211,7 +215,7 @@ class ProviderSession:
             raise self._fail(MalformedResponseError, f"{label} answered with an empty body (HTTP {status}).")
         return Reply(status=status, body=body)
 
-    def _read_capped(self, response: httpx.Response) -> bytes:
+    def _read_capped(self, response: httpx.Response, deadline: float) -> bytes:
         label = self._connection.label
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -229,6 +233,11 @@ class ProviderSession:
                     f"{label}'s response passed the 4 MiB limit; reading stopped there.",
                 )
             chunks.append(chunk)
+            if monotonic() > deadline:
+                raise self._fail(
+                    ProviderTimeoutError,
+                    f"{label} did not answer within {self._connection.timeout:g} seconds.",
+                )
         return b"".join(chunks)
 
     def _fail(self, error: type[ProviderError], message: str) -> ProviderError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -203,3 +204,34 @@ def test_a_body_that_cannot_be_decoded_is_a_clear_failure() -> None:
 def test_an_unparseable_base_url_is_a_configuration_error() -> None:
     with pytest.raises(ProviderConfigurationError):
         Connection(label="RAGFlow", base_url="http://exa mple.test:port", timeout=5)
+
+
+def test_a_body_trickling_past_the_bindings_timeout_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    # httpx's own timeout restarts with every read; the deadline covers the whole answer.
+    clock = [1000.0]
+    monkeypatch.setattr("knowledgeweb.providers.client.monotonic", lambda: clock[0])
+    produced = 0
+
+    def trickle() -> Iterator[bytes]:
+        nonlocal produced
+        for _ in range(100):
+            produced += 1
+            clock[0] += 3  # each piece arrives well within a per-read timeout
+            yield b" "
+
+    with pytest.raises(ProviderTimeoutError, match="did not answer within 7 seconds"):
+        get(Upstream(lambda request: httpx.Response(200, content=trickle())), timeout=7)
+    assert produced == 3
+
+
+def test_json_nested_too_deep_to_parse_is_malformed_not_a_crash() -> None:
+    upstream = Upstream(lambda request: httpx.Response(200, content=b"[" * 200_000 + b"]" * 200_000))
+    with pytest.raises(MalformedResponseError, match=r"malformed JSON \(HTTP 200\)"):
+        get(upstream)
+
+
+def test_json_nested_deeper_than_the_redaction_walk_is_malformed_not_a_crash() -> None:
+    depth = sys.getrecursionlimit() - 100  # parses, but walking it needs more frames than allowed
+    upstream = Upstream(lambda request: httpx.Response(200, content=b"[" * depth + b"]" * depth))
+    with pytest.raises(MalformedResponseError, match=r"malformed JSON \(HTTP 200\)"):
+        get(upstream)
