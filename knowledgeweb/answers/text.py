@@ -73,5 +73,11 @@ def escape_markdown(text: str) -> str:
 
 
 def citation_label(title: str) -> str:
-    """A one-line link label with balanced brackets (the source's own title is what readers see)."""
-    return " ".join(title.replace("[", "(").replace("]", ")").split()) or "source"
+    """A one-line link label that renders as the title's own text.
+
+    Brackets become parentheses so the label stays balanced; the rest is escaped,
+    because a title ending in a backslash would otherwise break the link, and one
+    holding ``<https://...>`` or emphasis would turn into markup of its own.
+    """
+    label = " ".join(title.replace("[", "(").replace("]", ")").split())
+    return escape_markdown(label) if label else "source"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from markdown_it import MarkdownIt
+
 from knowledgeweb.answers import AnswerComposer, ExtractiveComposer
 from knowledgeweb.answers.extractive import NO_OVERLAP, NOTHING_FOUND
 from knowledgeweb.knowledge import (
@@ -192,6 +195,23 @@ def test_a_title_with_brackets_becomes_a_balanced_label() -> None:
     answer = _compose("honey", content, artifact)
 
     assert f"[citation:Bees (draft) (v2)](#{handle})" in answer
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["C:\\docs\\", "<https://elsewhere.example/>", "*starred* _under_", "`code` <b>tag</b>", "a \\] b"],
+)
+def test_a_title_with_markdown_syntax_is_still_one_citation_labelled_with_the_title(title: str) -> None:
+    content, artifact = _tool_message(_hit(title, "Bees make honey."))
+    [handle] = read_sources(TOOL, content, artifact)
+
+    answer = _compose("honey", content, artifact)
+
+    [citation] = find_citations(answer)
+    assert citation.handle == handle
+    assert citation.label == "citation:" + title.replace("]", ")")
+    links = [t for block in MarkdownIt().parse(answer) for t in block.children or [] if t.type == "link_open"]
+    assert [link.attrGet("href") for link in links] == [f"#{handle}"]
 
 
 def test_long_sentences_are_shortened_at_a_word_boundary() -> None:
