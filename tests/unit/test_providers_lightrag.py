@@ -82,7 +82,7 @@ def test_a_missing_file_path_is_joined_through_reference_id() -> None:
 
 @pytest.mark.parametrize(
     ("file_path", "reference_id"),
-    [("unknown_source", ""), ("unknown_source", "1"), ("", ""), ("   ", "")],
+    [("unknown_source", ""), ("unknown_source", "1"), ("", ""), ("", "1"), ("   ", "1")],
 )
 def test_unknown_source_and_empty_paths_are_unattributed(file_path: str, reference_id: str) -> None:
     chunk = synthetic_lightrag_chunk("doc-3-chunk-000", "Synthetic orphan text.", file_path, reference_id)
@@ -94,6 +94,15 @@ def test_unknown_source_and_empty_paths_are_unattributed(file_path: str, referen
     content, artifact = format_result(result)
     assert "Unattributed text (no citable source)\nSynthetic orphan text." in content
     assert artifact["knowledge_sources"] == []
+
+
+def test_a_null_file_path_is_joined_through_reference_id_like_a_missing_one() -> None:
+    chunk = synthetic_lightrag_chunk("doc-2-chunk-000", "Synthetic: Bob runs sales.", reference_id="1")
+    chunk["file_path"] = None
+    body = synthetic_lightrag_success(
+        chunks=[chunk], references=[{"reference_id": "1", "file_path": "people.md"}]
+    )
+    assert search(Upstream(lightrag_routes(body))).hits[0].title == "people.md"
 
 
 def test_a_reference_id_with_no_reference_stays_unattributed() -> None:

@@ -1,6 +1,6 @@
 """LightRAG document hits: ``data.chunks`` of ``/query/data`` (PROVIDERS.md, "The data items").
 
-The title is the chunk's ``file_path`` or, when that is missing, the path its
+The title is the chunk's ``file_path`` or, when that is absent, the path its
 ``reference_id`` names in ``data.references``. ``unknown_source`` or an empty path
 leaves the hit unattributed. LightRAG gives no pages and no public URLs.
 """
@@ -31,8 +31,9 @@ def chunk_title(chunk: Mapping[str, Any], references: Mapping[str, str]) -> str 
     path = chunk.get("file_path")
     if _usable_path(path):
         return str(path).strip()
-    if isinstance(path, str) and path.strip() == UNKNOWN_SOURCE:
-        # LightRAG's own verdict: no source. A reference id must not overrule it.
+    if path is not None:
+        # An empty path or ``unknown_source`` is LightRAG's own verdict (no source);
+        # a reference id must not overrule it. Only a missing path is joined.
         return None
     reference_id = chunk.get("reference_id")
     if isinstance(reference_id, str) and reference_id:
