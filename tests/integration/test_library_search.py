@@ -104,6 +104,69 @@ def test_search_syntax_in_a_question_is_plain_text(query: str, expected: set[str
     assert Chunk.objects.count() == 5
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        '"',
+        '""',
+        "NEAR(",
+        "NEAR(a b)",
+        "*",
+        "-",
+        "OR",
+        "AND NOT",
+        "(",
+        ")",
+        ":",
+        "^",
+        "{}",
+        "\\",
+        "\x00",
+        "'",
+    ],
+)
+def test_a_question_of_only_search_syntax_finds_nothing_and_raises_nothing(query: str) -> None:
+    _ingest(CORPUS)
+
+    assert _titles(query) == []
+
+
+UNICODE = {
+    "Café": ["Le café crème de l'école."],
+    "Tokyo": ["東京 is a city."],
+    "Wisdom": ["Σοφία means wisdom."],
+    "Emoji": ["Bees 🐝 love clover."],
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("CAFÉ", ["Café"]),
+        ("école", ["Café"]),
+        # Diacritics are kept on both databases, so a bare letter is another word.
+        ("ecole", []),
+        ("東京", ["Tokyo"]),
+        ("σοφία", ["Wisdom"]),
+        ("🐝 clover", ["Emoji"]),
+        ("\u200bclover", ["Emoji"]),
+    ],
+)
+def test_unicode_questions_match_alike_on_both_databases(query: str, expected: list[str]) -> None:
+    _ingest(UNICODE)
+
+    assert _titles(query) == expected
+
+
+def test_a_very_long_question_is_searched_by_its_first_distinct_words() -> None:
+    _ingest(CORPUS)
+
+    # Repeats collapse, over-long words are dropped, and the term list is capped.
+    assert set(_titles("honey " * 20_000 + "x" * 100_000 + " magma")) == {"Beekeeping basics", "Volcanoes"}
+    assert _titles(" ".join(f"filler{n}" for n in range(1000)) + " honey") == []
+
+
 def test_the_index_follows_chunk_updates_and_deletes() -> None:
     documents = _ingest(CORPUS)
     chunk = Chunk.objects.get(document=documents["Tides"])
