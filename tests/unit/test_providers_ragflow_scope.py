@@ -14,6 +14,7 @@ from knowledgeweb.providers.ragflow.documents import BATCH_SIZE
 from tests.unit.test_providers_synthetic import (
     RAGFLOW_KEY,
     RAGFLOW_URL,
+    Handler,
     Upstream,
     ragflow_routes,
     synthetic_ragflow_dataset,
@@ -228,3 +229,58 @@ def test_a_malformed_selection_is_rejected_before_any_request(
     with pytest.raises(ScopeRejectedError, match=message):
         provider(upstream, selection).search("q")
     assert upstream.requests == []
+
+
+def before_v026(stored: dict[str, dict[str, object]]) -> Handler:
+    """A synthetic RAGFlow older than v0.26: ``ids`` is ignored (the first page is listed),
+    a single ``id`` filters, and an unknown ``id`` is code 102."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        document_id = request.url.params.get("id")
+        if document_id is None:
+            size = int(request.url.params["page_size"])
+            return httpx.Response(200, json=synthetic_ragflow_documents(list(stored.values())[:size]))
+        if document_id not in stored:
+            return httpx.Response(
+                200, json=synthetic_ragflow_error(102, f"You don't own the document {document_id}.")
+            )
+        return httpx.Response(200, json=synthetic_ragflow_documents([stored[document_id]]))
+
+    return answer
+
+
+def test_a_server_that_ignores_ids_is_checked_one_id_at_a_time() -> None:
+    stored = {i: synthetic_ragflow_document(i, "dsA") for i in ("x0", "x1", "x2", "a0000", "a0001")}
+    upstream = Upstream(ragflow_routes(datasets=DATASETS, documents=before_v026(stored)))
+    provider(upstream, [DatasetSelection("dsA", ("a0001", "a0000"))]).search("q")
+    checks = [r.url.params for r in upstream.requests if r.url.path.endswith("/documents")]
+    assert [(p.get_list("ids"), p.get("id"), p["page_size"]) for p in checks] == [
+        (["a0001", "a0000"], None, "2"),
+        ([], "a0001", "1"),
+        ([], "a0000", "1"),
+    ]
+    (body,) = upstream.bodies("/api/v1/retrieval")
+    assert body["document_ids"] == ["a0001", "a0000"]
+
+
+def test_an_unknown_document_on_a_server_that_ignores_ids_rejects_the_scope() -> None:
+    stored = {i: synthetic_ragflow_document(i, "dsA") for i in ("x0", "x1", "a0000")}
+    upstream = Upstream(ragflow_routes(datasets=DATASETS, documents=before_v026(stored)))
+    with pytest.raises(
+        ScopeRejectedError, match=r"batch 1 of 1 \(dataset dsA\) failed: .*code 102.*document a0009"
+    ):
+        provider(upstream, [DatasetSelection("dsA", ("a0000", "a0009"))]).search("q")
+    assert "/api/v1/retrieval" not in upstream.paths()
+
+
+def test_a_non_searchable_document_on_a_server_that_ignores_ids_rejects_the_scope() -> None:
+    stored = {
+        "x0": synthetic_ragflow_document("x0", "dsA"),
+        "a0000": synthetic_ragflow_document("a0000", "dsA", run="UNSTART", chunk_count=0),
+    }
+    upstream = Upstream(ragflow_routes(datasets=DATASETS, documents=before_v026(stored)))
+    with pytest.raises(
+        ScopeRejectedError, match=r"document a0000 in dataset dsA is not searchable \(run='UNSTART'"
+    ):
+        provider(upstream, [DatasetSelection("dsA", ("a0000",))]).search("q")
+    assert "/api/v1/retrieval" not in upstream.paths()

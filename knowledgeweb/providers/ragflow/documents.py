@@ -84,19 +84,14 @@ def _validate_batch(session: ProviderSession, batch: _Batch, total: int) -> tupl
 
 
 def _check_batch(session: ProviderSession, batch: _Batch, where: str) -> tuple[str, ...]:
-    reply = session.get(
-        f"/api/v1/datasets/{quote(batch.dataset_id, safe='')}/documents",
-        params=[
-            ("page", 1),
-            ("page_size", len(batch.document_ids)),
-            *(("ids", document_id) for document_id in batch.document_ids),
-        ],
-    )
-    data = ragflow_data(reply, action="document check")
-    docs = data.get("docs") if isinstance(data, dict) else None
-    if not isinstance(docs, list):
-        raise MalformedResponseError(f"RAGFlow's document list for {where} has no 'docs' list.")
-    found = {doc["id"]: doc for doc in docs if isinstance(doc, dict) and isinstance(doc.get("id"), str)}
+    found = _listed(session, batch, [("ids", document_id) for document_id in batch.document_ids], where)
+    if set(found) - set(batch.document_ids):
+        # Before v0.26 RAGFlow ignores ``ids`` and lists the dataset's first documents
+        # instead. The single ``id=`` filter works on every version, so each document
+        # is asked for alone, still inside this batch's one worker.
+        found = {}
+        for document_id in batch.document_ids:
+            found.update(_listed(session, batch, [("id", document_id)], where))
     for document_id in batch.document_ids:
         doc = found.get(document_id)
         if doc is None:
@@ -111,6 +106,21 @@ def _check_batch(session: ProviderSession, batch: _Batch, where: str) -> tuple[s
                 f"status={doc.get('status')!r}, chunk_count={doc.get('chunk_count')!r})."
             )
     return batch.document_ids
+
+
+def _listed(
+    session: ProviderSession, batch: _Batch, filters: list[tuple[str, str]], where: str
+) -> dict[str, dict[str, object]]:
+    """The documents RAGFlow lists for ``filters``, by id."""
+    reply = session.get(
+        f"/api/v1/datasets/{quote(batch.dataset_id, safe='')}/documents",
+        params=[("page", 1), ("page_size", len(filters)), *filters],
+    )
+    data = ragflow_data(reply, action="document check")
+    docs = data.get("docs") if isinstance(data, dict) else None
+    if not isinstance(docs, list):
+        raise MalformedResponseError(f"RAGFlow's document list for {where} has no 'docs' list.")
+    return {doc["id"]: doc for doc in docs if isinstance(doc, dict) and isinstance(doc.get("id"), str)}
 
 
 def _searchable(doc: dict[str, object]) -> bool:
