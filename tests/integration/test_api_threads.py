@@ -286,3 +286,28 @@ def test_a_nul_character_in_an_import_names_the_message_and_writes_nothing(api_c
         "which cannot be stored",
     )
     assert (Thread.objects.count(), Message.objects.count()) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        ('{"type": "human", "content": "clef \\ud834"}', "content contains an unpaired surrogate (U+D834)"),
+        ('{"type": "tool", "content": "c", "artifact": {"\\udc00": 1}}', "artifact contains an unpaired"),
+        ('{"type": "tool", "content": "c", "artifact": {"score": NaN}}', "artifact holds NaN"),
+        ('{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}', "artifact holds -Infinity"),
+        ('{"type": "tool", "content": "c", "artifact": {"score": 1e400}}', "artifact holds Infinity"),
+    ],
+)
+def test_text_or_numbers_no_database_stores_answer_422_and_write_nothing(
+    api_client: Client, thread: Thread, raw: str, detail: str
+) -> None:
+    # Python's JSON parser accepts these; the drivers or the JSON columns would not.
+    response = api_client.post(f"/api/threads/{thread.id}/messages", raw, content_type="application/json")
+    assert response.status_code == 422
+    assert detail in response.json()["detail"]
+    imported = api_client.post(
+        "/api/threads/import", f'{{"title": "t", "messages": [{raw}]}}', content_type="application/json"
+    )
+    assert imported.status_code == 422
+    assert imported.json()["detail"].startswith(f"message 1: {detail}")
+    assert (Thread.objects.count(), Message.objects.count()) == (1, 0)

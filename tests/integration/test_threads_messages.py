@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from knowledgeweb.threads.errors import MessageImmutableError, MessageInvalidError, ThreadNotFound
+from knowledgeweb.threads.errors import (
+    MessageImmutableError,
+    MessageInvalidError,
+    ThreadInvalidError,
+    ThreadNotFound,
+)
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_get_for_owner, thread_list_for_owner, thread_messages
 from knowledgeweb.threads.services import message_append, message_digest, thread_create
@@ -60,6 +65,20 @@ def test_it_records_a_digest_of_the_stored_content_and_artifact(thread: Thread) 
         ({"type": "tool", "content": "x", "name": "n" * 129}, "name"),
         ({"type": "ai", "content": "a\x00b"}, "content contains a NUL character (U+0000)"),
         ({"type": "tool", "content": "x", "artifact": {"k\x00": 1}}, "artifact contains a NUL character"),
+        ({"type": "ai", "content": "a\ud800b"}, "content contains an unpaired surrogate (U+D800)"),
+        ({"type": "tool", "content": "x", "name": "\udfff"}, "name contains an unpaired surrogate (U+DFFF)"),
+        (
+            {"type": "tool", "content": "x", "artifact": {"k": [{"\udc00": 1}]}},
+            "artifact contains an unpaired surrogate (U+DC00)",
+        ),
+        (
+            {"type": "tool", "content": "x", "artifact": {"k": [1, float("nan")]}},
+            "artifact holds NaN, which is not a JSON number.",
+        ),
+        (
+            {"type": "tool", "content": "x", "artifact": {"k": float("-inf")}},
+            "artifact holds -Infinity, which is not a JSON number.",
+        ),
     ],
 )
 def test_it_refuses_an_invalid_message_and_writes_nothing(thread: Thread, fields: dict, error: str) -> None:
@@ -67,6 +86,19 @@ def test_it_refuses_an_invalid_message_and_writes_nothing(thread: Thread, fields
         message_append(thread=thread, **fields)
     assert error in str(caught.value)
     assert Message.objects.count() == 0
+
+
+def test_it_stores_the_text_of_an_escape_that_merely_looks_like_a_nul(thread: Thread) -> None:
+    artifact = {"doc": "JSON writes NUL as \\u0000", "deep": [[[["\\u0000"]]]]}
+    message = message_append(thread=thread, type="tool", content="\\u0000", artifact=artifact)
+    stored = Message.objects.get(pk=message.pk)
+    assert (stored.content, stored.artifact) == ("\\u0000", artifact)
+
+
+def test_a_thread_title_with_an_unpaired_surrogate_is_refused(user: User) -> None:
+    with pytest.raises(ThreadInvalidError, match=r"title contains an unpaired surrogate \(U\+D834\)"):
+        thread_create(owner=user, title="clef \ud834")
+    assert Thread.objects.count() == 0
 
 
 def test_it_refuses_to_save_a_written_message_again(thread: Thread) -> None:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from knowledgeweb.knowledge import strip_reserved_keys
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadNotFound
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
-from knowledgeweb.threads.text import nul_field
+from knowledgeweb.threads.text import unstorable_field
 
 # Concurrent appends to one thread race for the next seq. PostgreSQL serializes
 # them on the thread row lock; SQLite has no row locks and answers a racing
@@ -52,11 +52,11 @@ def message_build(
     if artifact is not None and not isinstance(artifact, dict):
         raise MessageInvalidError("artifact must be a JSON object or null.")
     stored_artifact = artifact if trusted else strip_reserved_keys(artifact)
-    field = nul_field(
+    problem = unstorable_field(
         {"content": content, "name": name, "tool_call_id": tool_call_id, "artifact": stored_artifact}
     )
-    if field is not None:
-        raise MessageInvalidError(f"{field} contains a NUL character (U+0000), which cannot be stored.")
+    if problem is not None:
+        raise MessageInvalidError(problem)
     message = Message(
         thread=thread,
         type=type,

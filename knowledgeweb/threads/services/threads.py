@@ -7,14 +7,14 @@ from django.core.exceptions import ValidationError
 
 from knowledgeweb.threads.errors import ThreadInvalidError
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.text import nul_field
+from knowledgeweb.threads.text import unstorable_field
 
 
 def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
     """Create an empty thread owned by ``owner``."""
-    field = nul_field({"title": title, "agent_name": agent_name})
-    if field is not None:
-        raise ThreadInvalidError(f"{field} contains a NUL character (U+0000), which cannot be stored.")
+    problem = unstorable_field({"title": title, "agent_name": agent_name})
+    if problem is not None:
+        raise ThreadInvalidError(problem)
     thread = Thread(owner=owner, title=title, agent_name=agent_name)
     try:
         thread.full_clean()
