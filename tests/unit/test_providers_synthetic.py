@@ -96,13 +96,21 @@ def synthetic_ragflow_chunk(**overrides: Any) -> dict[str, Any]:
 def synthetic_ragflow_retrieval(
     chunks: list[dict[str, Any]], doc_aggs: list[dict[str, Any]] | dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A synthetic successful ``POST /api/v1/retrieval`` body."""
+    """A synthetic successful ``POST /api/v1/retrieval`` body.
+
+    ``doc_aggs`` is built as RAGFlow builds it: keyed by document name (two documents
+    sharing a name collapse into one entry), counting chunks, sorted by count.
+    """
     if doc_aggs is None:
-        doc_aggs = [
-            {"doc_name": c["document_keyword"], "doc_id": c["document_id"], "count": 1}
-            for c in chunks
-            if c.get("document_keyword")
-        ]
+        by_name: dict[str, dict[str, Any]] = {}
+        for c in chunks:
+            if c.get("document_keyword"):
+                entry = by_name.setdefault(
+                    c["document_keyword"],
+                    {"doc_name": c["document_keyword"], "doc_id": c["document_id"], "count": 0},
+                )
+                entry["count"] += 1
+        doc_aggs = sorted(by_name.values(), key=lambda entry: -entry["count"])
     return {"code": 0, "data": {"chunks": chunks, "doc_aggs": doc_aggs, "total": len(chunks)}}
 
 
@@ -221,14 +229,26 @@ def synthetic_lightrag_success(
     relationships: list[dict[str, Any]] | None = None,
     mode: str = "mix",
 ) -> dict[str, Any]:
-    """A synthetic successful ``POST /query/data`` body."""
+    """A synthetic successful ``POST /query/data`` body.
+
+    Without explicit ``references`` they are built as LightRAG builds them: numbered
+    "1", "2", ... by how often each path appears among the chunks, unknown sources
+    left out, and each chunk's ``reference_id`` set to match ("" for unknown sources).
+    """
     chunks = chunks or []
     if references is None:
-        paths: list[str] = []
+        counts: dict[str, int] = {}
         for chunk in chunks:
-            if chunk["file_path"] != "unknown_source" and chunk["file_path"] not in paths:
-                paths.append(chunk["file_path"])
-        references = [{"reference_id": str(i), "file_path": p} for i, p in enumerate(paths, start=1)]
+            path = chunk.get("file_path")
+            if path and path != "unknown_source":
+                counts[path] = counts.get(path, 0) + 1
+        ranked = sorted(counts, key=lambda path: -counts[path])
+        numbers = {path: str(i) for i, path in enumerate(ranked, start=1)}
+        references = [{"reference_id": numbers[path], "file_path": path} for path in ranked]
+        chunks = [
+            {**chunk, "reference_id": numbers.get(chunk["file_path"], "")} if "file_path" in chunk else chunk
+            for chunk in chunks
+        ]
     return {
         "status": "success",
         "message": "Query processed successfully",
@@ -300,3 +320,31 @@ def test_the_synthetic_lightrag_body_follows_the_documented_envelope() -> None:
         "src_id", "tgt_id", "description", "keywords", "weight", "source_id", "file_path", "created_at",
     }  # fmt: skip
     assert synthetic_lightrag_no_results()["metadata"]["failure_reason"] == "no_results"
+
+
+def test_synthetic_doc_aggs_collapse_by_name_and_sort_by_count() -> None:
+    chunks = [
+        synthetic_ragflow_chunk(id="0000000000000001", document_keyword="a.pdf", document_id="docA"),
+        synthetic_ragflow_chunk(id="0000000000000002", document_keyword="b.pdf", document_id="docB"),
+        synthetic_ragflow_chunk(id="0000000000000003", document_keyword="b.pdf", document_id="docB2"),
+    ]
+    assert synthetic_ragflow_retrieval(chunks)["data"]["doc_aggs"] == [
+        {"doc_name": "b.pdf", "doc_id": "docB", "count": 2},
+        {"doc_name": "a.pdf", "doc_id": "docA", "count": 1},
+    ]
+
+
+def test_synthetic_references_are_numbered_by_frequency_and_match_the_chunks() -> None:
+    body = synthetic_lightrag_success(
+        chunks=[
+            synthetic_lightrag_chunk("doc-1-chunk-000", "one", "rare.txt"),
+            synthetic_lightrag_chunk("doc-2-chunk-000", "two", "often.txt"),
+            synthetic_lightrag_chunk("doc-2-chunk-001", "three", "often.txt"),
+            synthetic_lightrag_chunk("doc-3-chunk-000", "four", "unknown_source"),
+        ]
+    )
+    assert body["data"]["references"] == [
+        {"reference_id": "1", "file_path": "often.txt"},
+        {"reference_id": "2", "file_path": "rare.txt"},
+    ]
+    assert [c["reference_id"] for c in body["data"]["chunks"]] == ["2", "1", "1", ""]
