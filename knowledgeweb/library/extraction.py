@@ -183,7 +183,10 @@ class _VisibleText(HTMLParser):
         self._current: list[str] = []
         self._skip_tag: str | None = None
         self._skip_depth = 0
+        # Inside a <title>; ``_title_seen`` keeps only the first one as the title.
         self._in_title = False
+        self._title_seen = False
+        self._title_collecting = False
         self._h1: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -191,7 +194,10 @@ class _VisibleText(HTMLParser):
         if tag == "link" and "canonical" in (attributes.get("rel") or "").lower().split():
             self.canonical = self.canonical or (attributes.get("href") or "")
         if tag == "title":
+            # An <svg> or <math> title names a picture, and a second <title> is ignored by browsers.
             self._in_title = True
+            self._title_collecting = self._skip_tag in (None, "head") and not self._title_seen
+            self._title_seen = self._title_seen or self._title_collecting
             return
         if self._skip_tag is not None:
             if tag == self._skip_tag and tag not in _VOID:
@@ -231,7 +237,9 @@ class _VisibleText(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
-            self.title += data
+            # Title text is never body text, even when it is not the title.
+            if self._title_collecting:
+                self.title += data
             return
         if self._skip_tag is not None:
             return

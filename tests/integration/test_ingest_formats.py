@@ -62,6 +62,19 @@ def test_html_without_a_title_uses_its_first_heading(tmp_path: Path) -> None:
     assert _ingest_file(path).title == "The real heading"
 
 
+def test_html_takes_only_its_first_document_title_not_an_icons_or_a_second_one(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text(
+        "<title>Real</title><svg><title>Icon</title></svg><p>Text.</p><title>Second</title>",
+        encoding="utf-8",
+    )
+
+    document = _ingest_file(path)
+
+    assert document.title == "Real"
+    assert _texts(document) == ["Text."]
+
+
 def test_html_with_only_scripts_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     path = tmp_path / "app.html"
     path.write_text("<html><script>app()</script><style>p{}</style></html>", encoding="utf-8")
