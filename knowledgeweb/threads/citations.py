@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from uuid import UUID
 
-from knowledgeweb.knowledge import classify_href, find_citations
+from knowledgeweb.knowledge import Evidence, classify_href, find_citations
 from knowledgeweb.threads.evidence import (
     ResolvedCitation,
     evidence_before,
-    message_sources,
+    messages_sources,
     resolve_citation,
 )
 from knowledgeweb.threads.models import Message, MessageType
@@ -27,8 +28,10 @@ class MessageCitations:
 
 def messages_citations(messages: Sequence[Message]) -> list[MessageCitations]:
     """For each AI message in order, its citations resolved against the evidence before it."""
+    # One cache round trip for the whole thread, shared by the walk and the explanation below.
+    sources = messages_sources(messages)
     report: list[MessageCitations] = []
-    for message, available in evidence_before(messages):
+    for message, available in evidence_before(messages, sources=sources):
         if message.type == MessageType.AI:
             report.append(
                 MessageCitations(
@@ -36,17 +39,16 @@ def messages_citations(messages: Sequence[Message]) -> list[MessageCitations]:
                     citations=[resolve_citation(c, available) for c in find_citations(message.content)],
                 )
             )
-    return _explain_later_evidence(report, messages)
+    return _explain_later_evidence(report, sources)
 
 
 def _explain_later_evidence(
-    report: list[MessageCitations], messages: Sequence[Message]
+    report: list[MessageCitations], sources: Mapping[UUID, dict[str, Evidence]]
 ) -> list[MessageCitations]:
     """Say so when an unresolved citation's evidence does exist, but only after it."""
     if not any(c.state == "unresolved" for entry in report for c in entry.citations):
         return report
-    # Memoized: each message was validated during the walk above.
-    later_handles = {handle for m in messages for handle in message_sources(m)}
+    later_handles = {handle for found in sources.values() for handle in found}
     explained: list[MessageCitations] = []
     for entry in report:
         citations = []

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, source_id
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import thread_citations
+from knowledgeweb.threads.services import message_append
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +142,18 @@ def test_an_unresolved_citation_without_any_evidence_says_so(api_client: Client,
     assert (
         citation["reason"] == "No earlier tool message in this thread holds valid evidence for this citation."
     )
+
+
+def test_the_report_costs_one_query_and_one_cache_round_trip_however_many_tool_messages(
+    thread: Thread, append_retrieval: Append, django_assert_num_queries: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for result in (SHARED, LATER, SHARED, LATER):
+        append_retrieval(thread, result)
+    message_append(thread=thread, type="ai", content=f"[ghost](#knowledge-source-{'c' * 32})")
+    round_trips = []
+    get_many = cache.get_many
+    monkeypatch.setattr(cache, "get_many", lambda keys: round_trips.append(keys) or get_many(keys))
+    with django_assert_num_queries(1):
+        (entry,) = thread_citations(thread=thread)
+    assert [c.state for c in entry.citations] == ["unresolved"]
+    assert len(round_trips) == 1
