@@ -296,3 +296,26 @@ def test_an_echoed_key_never_reaches_a_hit() -> None:
     assert RAGFLOW_KEY not in hit.text
     assert RAGFLOW_KEY not in (hit.title or "")
     assert "[redacted]" in hit.text
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        # Locators complete, but the dataset is not in the dataset list: no dataset name.
+        {"dataset_id": "dsNotListed"},
+        # Locators complete, but no title from document_keyword nor doc_aggs.
+        {"document_keyword": "", "document_id": "docWithoutAggs"},
+    ],
+)
+def test_a_chunk_without_both_names_gives_the_shared_form_for_all(partial: dict[str, str]) -> None:
+    second = synthetic_ragflow_chunk(id="ffeeddccbbaa9988", content="Synthetic: second.", **partial)
+    retrieval = synthetic_ragflow_retrieval(
+        [synthetic_ragflow_chunk(), second],
+        doc_aggs=[{"doc_name": "warranty.pdf", "doc_id": "doc0000000000000000000000000001", "count": 1}],
+    )
+    result = search(Upstream(ragflow_routes(retrieval=retrieval)))
+    assert result.hits[1].locator is not None
+    content, artifact = format_result(result)
+    assert artifact["knowledge_sources_version"] == 1
+    assert isinstance(artifact["knowledge_sources"], list)
+    assert all(e.form == "shared" for e in read_sources("knowledge_search", content, artifact).values())
