@@ -140,3 +140,22 @@ def test_a_malformed_thread_id_answers_422_and_writes_nothing(api_client: Client
         "Invalid request: path.thread_id: Input should be a valid UUID"
     )
     assert Message.objects.count() == 0
+
+
+@pytest.mark.parametrize("header", [None, "Bearer kwt_" + "z" * 43])
+@pytest.mark.parametrize("write", ["append", "import"])
+def test_appends_and_imports_without_a_valid_token_answer_401_and_write_nothing(
+    client: Client, thread: Thread, header: str | None, write: str
+) -> None:
+    path, body = {
+        "append": (f"/api/threads/{thread.id}/messages", {"type": "human", "content": "hi"}),
+        "import": ("/api/threads/import", {"title": "t", "messages": [{"type": "human", "content": "hi"}]}),
+    }[write]
+    extra = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = client.post(path, body, content_type="application/json", **extra)
+    assert response.status_code == 401
+    assert response.json()["detail"] in {
+        "Invalid or revoked API token.",
+        "Authentication required: send 'Authorization: Bearer <token>' or use a logged-in session.",
+    }
+    assert (Thread.objects.count(), Message.objects.count()) == (1, 0)

@@ -90,6 +90,29 @@ def test_import_thread_trusted_keeps_evidence_that_the_reader_then_validates(
     assert [c.state for c in thread_citations(thread=thread)[0].citations] == ["resolved"]
 
 
+def test_import_thread_trusted_stores_a_record_with_a_wrong_id_but_its_citation_is_unresolved(
+    user: User, tmp_path: Path
+) -> None:
+    messages = cited_messages()
+    record = messages[0]["artifact"]["knowledge_sources"][0]
+    wrong = "0" * 32
+    # Only the id is wrong: the handle in the content and the citation both carry it.
+    messages[0]["content"] = messages[0]["content"].replace(record["id"], wrong)
+    messages[1]["content"] = messages[1]["content"].replace(record["id"], wrong)
+    record["id"] = wrong
+    run("import_thread", str(write(tmp_path, messages)), "--owner", "alice", "--trusted")
+    thread = Thread.objects.get()
+    stored = thread_messages(thread=thread)[0].artifact
+    assert stored is not None
+    assert stored["knowledge_sources"] == [record]
+    (citation,) = thread_citations(thread=thread)[0].citations
+    assert (citation.href, citation.state, citation.source) == (
+        f"#knowledge-source-{wrong}",
+        "unresolved",
+        None,
+    )
+
+
 def test_import_thread_names_the_invalid_message_and_writes_nothing(user: User, tmp_path: Path) -> None:
     messages: list[Any] = [{"type": "human", "content": str(i)} for i in range(100)]
     messages[56] = {"type": "critic", "content": "?"}
