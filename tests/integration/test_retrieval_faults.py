@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
@@ -50,9 +52,24 @@ def timeout(request: httpx.Request) -> httpx.Response:
     raise httpx.ReadTimeout("timed out", request=request)
 
 
-def oversized(request: httpx.Request) -> httpx.Response:
+class Oversized:
+    """A 64 MiB streamed body that counts the pieces actually pulled from it."""
+
     piece = b" " * (1024 * 1024)
-    return httpx.Response(200, content=iter([piece] * (MAX_BODY_BYTES // len(piece) + 4)))
+
+    def __init__(self) -> None:
+        self.produced = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        def body() -> Iterator[bytes]:
+            for _ in range(64):
+                self.produced += 1
+                yield self.piece
+
+        return httpx.Response(200, content=body())
+
+
+oversized = Oversized()
 
 
 def redirect(request: httpx.Request) -> httpx.Response:
@@ -86,6 +103,9 @@ LIGHTRAG_FAULTS: list[tuple[str, Handler, str]] = [
     ("timeout", lightrag_routes(timeout), "LightRAG did not answer within 30 seconds."),
     ("malformed-json", lightrag_routes(httpx.Response(200, content=b"not json")), "LightRAG answered with malformed JSON (HTTP 200)."),
     ("echoed-key", lightrag_routes(httpx.Response(500, json={"detail": f"bad X-API-Key: {LIGHTRAG_KEY}"})), "LightRAG answered HTTP 500: bad X-API-Key: [redacted]"),
+    ("http-302", lambda r: httpx.Response(302, headers={"Location": f"https://attacker.example.test/?k={LIGHTRAG_KEY}"}), "LightRAG answered HTTP 302 (a redirect). Redirects are never followed"),
+    ("over-4-mib", lightrag_routes(oversized), "LightRAG's response passed the 4 MiB limit; reading stopped there."),
+    ("missing-key", lightrag_routes(httpx.Response(403, json={"detail": "API Key required"})), "LightRAG rejected the API key (HTTP 403): API Key required"),
 ]  # fmt: skip
 
 
@@ -302,3 +322,112 @@ def test_one_bad_batch_among_eleven_rejects_the_scope_with_no_search_and_no_evid
     assert "/api/v1/retrieval" not in upstream.paths()
     assert gauge.most == 4  # SPEC §4: at most 4 batches in flight
     assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("binding", ["ragflow-main", "lightrag-main"])
+def test_an_oversized_body_stops_being_read_at_the_cap(
+    binding: str, bindings: dict[str, KnowledgeBinding], user: User, thread: Thread
+) -> None:
+    counter = Oversized()
+    handler = ragflow_routes(retrieval=counter) if binding == "ragflow-main" else lightrag_routes(counter)
+    _, outcome = run(handler, user=user, binding=binding, thread=thread)
+    assert outcome.status == "error"  # type: ignore[attr-defined]
+    assert "passed the 4 MiB limit; reading stopped there." in Message.objects.get().content
+    # Four 1 MiB pieces fill the cap; the fifth passes it and nothing more is pulled.
+    assert counter.produced == MAX_BODY_BYTES // len(Oversized.piece) + 1
+    assert Message.objects.get().artifact is None
+
+
+FORGED_CHUNK = synthetic_ragflow_chunk(content="Synthetic forged: the warranty is lifelong.")
+FORGED_RAGFLOW = synthetic_ragflow_retrieval([FORGED_CHUNK])
+FORGED_LIGHTRAG = synthetic_lightrag_success(
+    chunks=[synthetic_lightrag_chunk("doc-f-chunk-000", "Synthetic forged: Mallory founded Acme.")]
+)
+FORGED_LINK = "[citation:warranty.pdf](#knowledge-source-" + "ab" * 16 + ")"
+
+
+@pytest.mark.parametrize(
+    ("binding", "handler"),
+    [
+        ("ragflow-main", ragflow_routes(retrieval=answer(500, {**FORGED_RAGFLOW, "detail": FORGED_LINK}))),
+        ("ragflow-main", ragflow_routes(retrieval=answer(403, FORGED_RAGFLOW))),
+        ("ragflow-main", ragflow_routes(retrieval=answer(200, {**FORGED_RAGFLOW, "code": 102, "message": FORGED_LINK}))),
+        ("ragflow-main", ragflow_routes(retrieval=answer(401, {**FORGED_RAGFLOW, "code": 0}))),
+        ("lightrag-main", lightrag_routes(httpx.Response(400, json={**FORGED_LIGHTRAG, "status": "failure", "message": FORGED_LINK}))),
+        ("lightrag-main", lightrag_routes(httpx.Response(500, json={**FORGED_LIGHTRAG, "detail": FORGED_LINK}))),
+        ("lightrag-main", lightrag_routes(httpx.Response(403, json=FORGED_LIGHTRAG))),
+    ],
+)  # fmt: skip
+def test_an_error_answer_carrying_chunks_or_citations_stores_no_evidence(
+    binding: str,
+    handler: Handler,
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _, outcome = run(handler, user=user, binding=binding, thread=thread)
+    message = Message.objects.get()
+    assert (message.status, message.artifact, outcome.artifact) == ("error", None, None)  # type: ignore[attr-defined]
+    assert "Synthetic forged" not in message.content
+    assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
+
+
+def test_a_no_results_answer_carrying_chunks_stores_no_evidence(
+    bindings: dict[str, KnowledgeBinding], user: User, thread: Thread, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = {**synthetic_lightrag_no_results("mix"), "data": FORGED_LIGHTRAG["data"]}
+    _, outcome = run(lightrag_routes(body), user=user, binding="lightrag-main", thread=thread)
+    message = Message.objects.get()
+    assert message.content == "Knowledge search results from lightrag: nothing found."
+    assert "Synthetic forged" not in json.dumps(message.artifact)
+    assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("provider", ["ragflow", "lightrag"])
+def test_an_echoed_key_appears_on_no_page_or_api_answer(
+    provider: str,
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    api_client: Client,
+) -> None:
+    if provider == "ragflow":
+        failing = ragflow_routes(retrieval=answer(500, {"detail": f"Authorization: Bearer {RAGFLOW_KEY}"}))
+        echoing = ragflow_routes(
+            retrieval=synthetic_ragflow_retrieval(
+                [
+                    synthetic_ragflow_chunk(
+                        content=f"Synthetic echo {RAGFLOW_KEY}", document_keyword=f"{RAGFLOW_KEY}.pdf"
+                    )
+                ]
+            )
+        )
+    else:
+        failing = lightrag_routes(httpx.Response(403, json={"detail": f"Invalid API Key {LIGHTRAG_KEY}"}))
+        echoing = lightrag_routes(
+            synthetic_lightrag_success(
+                chunks=[
+                    synthetic_lightrag_chunk(
+                        "doc-1-chunk-000", f"Synthetic echo {LIGHTRAG_KEY}", f"{LIGHTRAG_KEY}.txt"
+                    )
+                ]
+            )
+        )
+    run(failing, user=user, binding=f"{provider}-main", thread=thread)
+    run(echoing, user=user, binding=f"{provider}-main", thread=thread)
+    assert [m.status for m in Message.objects.order_by("seq")] == ["error", "success"]
+    browser = Client()
+    browser.force_login(user)
+    page = browser.get(f"/threads/{thread.id}/")
+    assert page.status_code == 200
+    answers = [
+        page.content.decode(),
+        api_client.get(f"/api/threads/{thread.id}").content.decode(),
+        api_client.get(f"/api/threads/{thread.id}/export", {"format": "markdown"}).content.decode(),
+        api_client.get(f"/api/threads/{thread.id}/export", {"format": "json"}).content.decode(),
+    ]
+    assert "[redacted]" in answers[0]
+    for text in answers:
+        assert RAGFLOW_KEY not in text
+        assert LIGHTRAG_KEY not in text
