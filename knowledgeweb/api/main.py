@@ -104,10 +104,18 @@ def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpRespo
 
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):
+    if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
         # ninja says only "Cannot parse request body"; say what was wrong.
         cause = exc.__cause__
-        reason = cause.msg if isinstance(cause, json.JSONDecodeError) else "it is not UTF-8 text"
+        if isinstance(cause, json.JSONDecodeError):
+            reason = cause.msg
+        elif isinstance(cause, UnicodeDecodeError):
+            reason = "it is not UTF-8 text"
+        elif isinstance(cause, RecursionError):
+            reason = "it is nested too deeply"
+        else:
+            # The parser's only other ValueError: Python's limit on integer digits.
+            reason = "a number in it has too many digits"
         return _error(request, 400, f"The request body is not valid JSON: {reason}.")
     return _error(request, exc.status_code, str(exc))
 

@@ -338,3 +338,25 @@ def test_text_or_numbers_no_database_stores_answer_422_and_write_nothing(
     assert imported.status_code == 422
     assert imported.json()["detail"].startswith(f"message 1: {detail}")
     assert (Thread.objects.count(), Message.objects.count()) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (
+            '{"type": "tool", "content": "c", "artifact": {"a": ' + "[" * 5000 + "]" * 5000 + "}}",
+            "it is nested too deeply",
+        ),
+        (
+            '{"type": "tool", "content": "c", "artifact": {"a": ' + "9" * 5000 + "}}",
+            "a number in it has too many digits",
+        ),
+    ],
+)
+def test_json_the_parser_gives_up_on_answers_400_with_the_reason_and_writes_nothing(
+    api_client: Client, thread: Thread, raw: str, reason: str
+) -> None:
+    response = api_client.post(f"/api/threads/{thread.id}/messages", raw, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"detail": f"The request body is not valid JSON: {reason}."}
+    assert Message.objects.count() == 0
