@@ -108,6 +108,24 @@ def test_a_corrupt_pdf_an_empty_file_and_a_binary_file_are_skipped_and_the_rest_
     assert not Document.objects.filter(source_key__contains="broken").exists()
 
 
+def test_a_file_that_breaks_after_ingest_is_skipped_and_its_indexed_copy_is_kept(corpus: Path) -> None:
+    from knowledgeweb.library.selectors import chunk_search
+
+    _ingest(corpus)
+    before = list(Chunk.objects.order_by("id").values_list("id", "document__title", "text", "page"))
+    (corpus / "book.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
+    (corpus / "notes.md").write_text("", encoding="utf-8")
+
+    out, err, error = _ingest_failing(corpus)
+
+    assert f"Skipped {corpus / 'book.pdf'}: the PDF cannot be read" in err
+    assert f"Skipped {corpus / 'notes.md'}: the file is empty" in err
+    assert error == "2 file(s) were skipped; the others were ingested."
+    assert "0 created, 0 updated, 2 unchanged, 2 skipped" in out
+    assert list(Chunk.objects.order_by("id").values_list("id", "document__title", "text", "page")) == before
+    assert [(hit.title, hit.page) for hit in chunk_search(query="two", limit=5)] == [("Book", 2)]
+
+
 def test_an_unreadable_file_is_reported_and_skipped(corpus: Path) -> None:
     os.symlink(corpus / "missing-target.md", corpus / "dangling.md")
 
