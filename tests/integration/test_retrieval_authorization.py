@@ -319,3 +319,34 @@ def test_an_empty_or_huge_query_is_invalid(
     upstream: Upstream, lightrag: KnowledgeBinding, user: User, query: str, message: str
 ) -> None:
     refused(upstream, RetrievalInvalidError, message, user=user, query=query)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "message"),
+    [
+        ("unbound", "No binding named 'lightrag-main' is available to you"),
+        ("wrong-agent", "not available to agent 'researcher'"),
+        ("disabled", "Binding 'lightrag-main' is disabled"),
+        ("unset-env", "LIGHTRAG_API_KEY that holds this binding's API key is not set"),
+    ],
+)
+def test_a_refusal_with_a_thread_writes_nothing_to_it(
+    upstream: Upstream,
+    lightrag: KnowledgeBinding,
+    user: User,
+    monkeypatch: pytest.MonkeyPatch,
+    refusal: str,
+    message: str,
+) -> None:
+    agent_name = "researcher" if refusal == "wrong-agent" else "lead_agent"
+    if refusal == "unbound":
+        lightrag.users.clear()
+    elif refusal == "disabled":
+        KnowledgeBinding.objects.filter(pk=lightrag.pk).update(enabled=False)
+    elif refusal == "unset-env":
+        monkeypatch.delenv("LIGHTRAG_API_KEY")
+    mine = thread_create(owner=user, title="Mine")
+    refused(
+        upstream, RetrievalRefusedError, message,
+        user=user, binding_name="lightrag-main", agent_name=agent_name, thread_id=mine.id,
+    )  # fmt: skip
