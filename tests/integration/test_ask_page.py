@@ -147,6 +147,25 @@ def test_an_over_long_question_is_refused_and_nothing_is_written(
     assert _nothing_written()
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"question": "owls\x00", "binding": "local-guide"}, "question: Null characters are not allowed."),
+        ({"binding": "local-guide"}, "question: Enter a question."),
+        ({"question": "owls"}, "binding: Choose a binding."),
+        ({"question": "owls", "binding": "local-guide\x00"}, "binding: Choose one of your bindings."),
+    ],
+)
+def test_a_malformed_form_is_refused_on_the_page_and_nothing_is_written(
+    client: Client, binding: KnowledgeBinding, corpus: None, data: dict[str, str], expected: str
+) -> None:
+    response = client.post(ASK, data)
+
+    assert response.status_code == 400
+    assert _alert(response.content.decode()) == expected
+    assert _nothing_written()
+
+
 def test_without_bindings_the_page_says_so_and_a_post_writes_nothing(client: Client, corpus: None) -> None:
     page = client.get(ASK)
     response = client.post(ASK, {"question": "owls", "binding": "local-guide"})
