@@ -15,15 +15,22 @@ pytestmark = pytest.mark.django_db
 
 def test_a_thread_page_shows_its_messages_read_only(admin_client: Client, thread: Thread) -> None:
     message_append(
-        thread=thread, type="tool", name="knowledge_search", content="tool output", artifact={"k": 1}
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content="tool output <script>alert(1)</script>",
+        artifact={"k": "<b>bold</b>"},
     )
     response = admin_client.get(f"/admin/threads/thread/{thread.id}/change/")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "tool output" in page
+    assert "tool output &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&quot;k&quot;: &quot;&lt;b&gt;bold&lt;/b&gt;&quot;" in page
+    assert "<script>alert(1)" not in page
     for field in ("content", "type", "name", "artifact", "status"):
         assert f'name="messages-0-{field}"' not in page, f"{field} must not be editable"
     assert 'name="messages-0-DELETE"' not in page
+    assert "messages-__prefix__" not in page, "no blank form to add a message"
 
 
 def test_editing_a_thread_in_the_admin_leaves_its_messages_intact(
