@@ -159,6 +159,7 @@ def _redacted(result: RetrievalResult, redactor: Redactor) -> RetrievalResult:
                 "url": clean(hit.url),
                 "source_entity": clean(hit.source_entity),
                 "target_entity": clean(hit.target_entity),
+                "entity_type": clean(hit.entity_type),
             }
         )
         for hit in result.hits

@@ -17,9 +17,9 @@ from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.knowledge import RESERVED_KEYS, read_sources
+from knowledgeweb.knowledge import RESERVED_KEYS, RetrievalHit, RetrievalResult, read_sources
 from knowledgeweb.providers.client import MAX_BODY_BYTES, transport_override
-from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search
+from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search, service
 from knowledgeweb.threads.models import Message, Thread
 from tests.unit.test_providers_ragflow_scope import InFlight
 from tests.unit.test_providers_synthetic import (
@@ -430,4 +430,37 @@ def test_an_echoed_key_appears_on_no_page_or_api_answer(
     assert "[redacted]" in answers[0]
     for text in answers:
         assert RAGFLOW_KEY not in text
+        assert LIGHTRAG_KEY not in text
+
+
+def test_the_service_redacts_every_text_field_even_when_an_adapter_does_not(
+    bindings: dict[str, KnowledgeBinding],
+    user: User,
+    thread: Thread,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Careless:
+        """An adapter that forgets to redact what it read."""
+
+        def capabilities(self) -> tuple[()]:
+            return ()
+
+        def search(self, query: str, *, tool: str = "knowledge_search", top_k: int = 20) -> RetrievalResult:
+            k = LIGHTRAG_KEY
+            hits = (
+                RetrievalHit(text=f"Synthetic {k}", title=f"{k}.txt"),
+                RetrievalHit(kind="relation", text=f"Synthetic {k}", source_entity=k, target_entity=k),
+                RetrievalHit(kind="entity", text=f"Synthetic {k}", source_entity=k, entity_type=k),
+            )
+            return RetrievalResult(provider="lightrag", query=query, hits=hits, tool=tool)
+
+    monkeypatch.setattr(service, "provider_for", lambda binding, request: Careless())
+    _, outcome = run(
+        lightrag_routes(synthetic_lightrag_success()), user=user, binding="lightrag-main", thread=thread
+    )
+    message = Message.objects.get()
+    assert message.status == "success"
+    assert "[redacted]" in message.content
+    for text in (message.content, json.dumps(message.artifact), outcome.content, caplog.text):  # type: ignore[attr-defined]
         assert LIGHTRAG_KEY not in text
