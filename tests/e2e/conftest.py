@@ -104,9 +104,9 @@ def open_page(
 ) -> Callable[..., tuple[Page, Watched]]:
     """Open a page as the reader, recording dialogs and errors from the first byte."""
 
-    def _open(path: str, *, javascript: bool = True) -> tuple[Page, Watched]:
+    def _open(path: str, *, javascript: bool = True, **options: Any) -> tuple[Page, Watched]:
         context = new_context(
-            base_url=live_server.url, storage_state=reader[1], java_script_enabled=javascript
+            base_url=live_server.url, storage_state=reader[1], java_script_enabled=javascript, **options
         )
         page = context.new_page()
         watched = Watched(dialogs=[], errors=[])

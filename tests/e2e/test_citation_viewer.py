@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Locator, Page, expect
 
+from knowledgeweb.threads.services import message_append
 from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
 from tests.e2e.watching import Watched
 
@@ -223,3 +224,33 @@ def test_without_javascript_a_citation_jumps_to_its_panel_entry(
     assert entry.locator('[data-field="excerpt"]').text_content() == verified.shared.excerpt
     assert watched.errors == []
     expect(page.locator(":target")).to_have_attribute("data-source-id", verified.shared.id)
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "light"), (390, "dark")])
+def test_a_long_unbreakable_line_scrolls_inside_its_message_instead_of_widening_the_page(
+    reader: tuple[User, Any], open_page: OpenPage, width: int, scheme: str
+) -> None:
+    verified = verified_thread(reader[0])
+    message_append(
+        thread=verified.thread,
+        type="ai",
+        content="```\n" + "an_unbreakable_identifier_" * 40 + "\n```\n\nhttps://example.org/" + "x" * 300,
+    )
+    page, watched = open_page(
+        f"/threads/{verified.thread.id}/", viewport={"width": width, "height": 900}, color_scheme=scheme
+    )
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    messages = page.locator("[data-messages]").bounding_box()
+    panel = page.locator("[data-sources-panel]").bounding_box()
+    assert messages is not None
+    assert panel is not None
+    if width >= 960:  # side by side: the thread column stops before the panel starts
+        widest = page.evaluate(
+            "Math.max(...[...document.querySelectorAll('[data-messages] > li')]"
+            ".map(li => li.getBoundingClientRect().right))"
+        )
+        assert widest <= panel["x"]
+    else:  # stacked: the panel follows the thread
+        assert panel["y"] >= messages["y"] + messages["height"]
+    assert watched.errors == []
