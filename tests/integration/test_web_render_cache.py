@@ -275,3 +275,24 @@ def test_a_warm_page_never_reads_artifacts_and_a_cold_one_reads_them_in_one_quer
 
     assert len(cold) == 1  # the six tool messages' artifacts, together
     assert warm == []
+
+
+def test_a_tool_message_renders_again_when_the_reader_accepts_different_evidence(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = _conversation(owner, 2)
+    version = evidence.EVIDENCE_CACHE_VERSION
+    real_reader = evidence.read_sources
+    # A reader that accepted nothing rendered (and cached) every tool message as unverified.
+    monkeypatch.setattr(evidence, "EVIDENCE_CACHE_VERSION", version + 1)
+    monkeypatch.setattr(evidence, "read_sources", lambda name, content, artifact: {})
+    before = render_thread(thread_messages(thread=thread))
+    assert all('data-hit-kind="unverified"' in v.html for v in before.messages if v.message.type == "tool")
+
+    # A corrected reader accepts the evidence again: the panel needs each entry's body.
+    monkeypatch.setattr(evidence, "EVIDENCE_CACHE_VERSION", version + 2)
+    monkeypatch.setattr(evidence, "read_sources", real_reader)
+    after = render_thread(thread_messages(thread=thread))
+
+    assert len(after.cited) == 2
+    assert all('data-hit-kind="source"' in v.html for v in after.messages if v.message.type == "tool")

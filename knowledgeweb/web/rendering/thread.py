@@ -130,6 +130,12 @@ class _HandleDigest:
         return self._hex
 
 
+def _own_digest(own: Mapping[str, Evidence]) -> str:
+    if not own:
+        return _NO_EVIDENCE
+    return hashlib.sha256("\n".join(["knowledgeweb.own.v1", *own]).encode()).hexdigest()[:32]
+
+
 def fragment_cache_key(message: Message, handles_digest: str) -> str:
     return f"knowledgeweb:fragment:v{RENDERER_VERSION}:{message.id}:{message.digest}:{handles_digest}"
 
@@ -168,8 +174,11 @@ def _walk(messages: Sequence[Message], sources: Sources) -> Walked:
         if message.type == MessageType.AI:
             key: str | None = fragment_cache_key(message, digest.of(available))
         elif message.type == MessageType.TOOL:
-            # A tool message shows only its own evidence, whatever came before it.
-            key = fragment_cache_key(message, _NO_EVIDENCE)
+            # A tool message shows only its own evidence, whatever came before it. Its key
+            # still names that evidence: a reader whose rules change (a new evidence cache
+            # version) may accept different sources from the same message, and the fragment
+            # carries the panel entry of each one.
+            key = fragment_cache_key(message, _own_digest(sources.get(message.id, {})))
         else:
             key = None
         walked.append((message, available, key))
