@@ -29,6 +29,7 @@ from knowledgeweb.threads.selectors import (
     thread_messages,
 )
 from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 router = Router(tags=["threads"])
 
@@ -103,6 +104,15 @@ class MessageIn(Input):
             return content_text(value)
         except MessageInvalidError as exc:
             raise ValueError(str(exc)) from exc
+
+    @field_validator("artifact", mode="before")
+    @classmethod
+    def _storable_artifact(cls, value: Any) -> Any:
+        # Before the recursive JsonValue check, whose own depth limit would answer a
+        # deep artifact with a page of type mismatches instead of the reason.
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise ValueError(f"artifact is nested deeper than {MAX_JSON_DEPTH} levels.")
+        return value
 
 
 class MessageOut(Schema):

@@ -323,6 +323,10 @@ def test_a_nul_character_in_an_import_names_the_message_and_writes_nothing(api_c
         ('{"type": "tool", "content": "c", "artifact": {"score": NaN}}', "artifact holds NaN"),
         ('{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}', "artifact holds -Infinity"),
         ('{"type": "tool", "content": "c", "artifact": {"score": 1e400}}', "artifact holds Infinity"),
+        (
+            '{"type": "tool", "content": "c", "artifact": {"a": ' + "[" * 300 + "]" * 300 + "}}",
+            "artifact is nested deeper than 100 levels.",
+        ),
     ],
 )
 def test_text_or_numbers_no_database_stores_answer_422_and_write_nothing(
@@ -360,3 +364,10 @@ def test_json_the_parser_gives_up_on_answers_400_with_the_reason_and_writes_noth
     assert response.status_code == 400
     assert response.json() == {"detail": f"The request body is not valid JSON: {reason}."}
     assert Message.objects.count() == 0
+
+
+def test_an_artifact_nested_100_levels_deep_is_accepted(api_client: Client, thread: Thread) -> None:
+    raw = '{"type": "tool", "content": "c", "artifact": {"a": ' + "[" * 99 + "]" * 99 + "}}"
+    response = api_client.post(f"/api/threads/{thread.id}/messages", raw, content_type="application/json")
+    assert response.status_code == 201
+    assert Message.objects.get().artifact == json.loads(raw)["artifact"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -86,6 +88,19 @@ def test_it_refuses_an_invalid_message_and_writes_nothing(thread: Thread, fields
         message_append(thread=thread, **fields)
     assert error in str(caught.value)
     assert Message.objects.count() == 0
+
+
+def test_an_artifact_may_nest_100_levels_and_no_deeper(thread: Thread) -> None:
+    def nested(levels: int) -> dict[str, Any]:
+        artifact: dict[str, Any] = {}
+        for _ in range(levels - 1):
+            artifact = {"k": artifact}
+        return artifact
+
+    assert message_append(thread=thread, type="tool", content="c", artifact=nested(100)).seq == 1
+    with pytest.raises(MessageInvalidError, match="artifact is nested deeper than 100 levels"):
+        message_append(thread=thread, type="tool", content="c", artifact=nested(101))
+    assert Message.objects.count() == 1
 
 
 def test_it_stores_the_text_of_an_escape_that_merely_looks_like_a_nul(thread: Thread) -> None:
