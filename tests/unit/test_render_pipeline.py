@@ -110,6 +110,8 @@ def test_it_renders_a_citation_without_evidence_as_an_inert_unresolved_span() ->
         "https://evil.example/#knowledge-source-" + "a" * 32,
         "/threads/#knowledge-source-" + "a" * 32,
         "#Knowledge-source-" + "a" * 32,
+        "ftp://files.example/#knowledge-source-" + "a" * 32,
+        "tel:1#knowledge-source-" + "a" * 32,
     ],
 )
 def test_it_renders_malformed_citation_hrefs_as_malformed_spans(href: str) -> None:
@@ -161,6 +163,7 @@ def test_it_does_not_let_the_label_establish_evidence() -> None:
         "![img](#knowledge-source-{id}) [x](https://e.example/#knowledge-source-{id})",
         '<https://e.example/#knowledge-source-{id}> [t](#knowledge-source-{id} "title")',
         "[r](/x#knowledge-source-{id}) [s](//evil.example/#knowledge-source-{id}) [m](mailto:a@b.example)",
+        "[f](ftp://e.example/#knowledge-source-{id}) [t](tel:1#knowledge-source-{id}) [o](x-app:a#knowledge-{id}-1)",
     ],
 )
 def test_it_emits_exactly_one_hook_per_citation_the_core_finds(markdown: str) -> None:

@@ -51,6 +51,8 @@ def test_it_strips_active_content_and_event_handlers(hostile: str) -> None:
         "relative/path",
         "https:evil.example",
         "file:///etc/passwd",
+        "ftp://files.example/#knowledge-source-" + "a" * 32,
+        "javascript:alert(1)//#knowledge-source-" + "a" * 32,
     ],
 )
 def test_it_drops_hrefs_outside_http_https_mailto_and_fragments(href: str) -> None:

@@ -13,7 +13,10 @@ A strict allowlist of the tags CommonMark produces. On top of bleach:
 Citation resolution (see ``citations``) runs as a token filter inside the same
 pass, so a message is parsed once. It sees each link after bleach's allowlist
 and before the link policy here: a citation-looking relative link is then
-reported as malformed rather than silently losing its href.
+reported as malformed rather than silently losing its href. For the same reason
+bleach keeps a citation-looking href whatever its scheme (``ftp://…#knowledge-…``):
+the citation stage turns it into a malformed hook with no href, and
+``UserContentFilter`` drops any such href that reaches it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bleach import html5lib_shim
-from bleach.sanitizer import Cleaner
+from bleach.sanitizer import BleachSanitizerFilter, Cleaner
+
+from knowledgeweb.knowledge import classify_href
 
 Token = dict[str, Any]
 TokenFilter = Callable[..., Any]
@@ -128,12 +133,44 @@ class UserContentFilter(html5lib_shim.Filter):
         return attrs
 
 
+class _SanitizerFilter(BleachSanitizerFilter):
+    """Bleach's sanitizer, except that a knowledge-citation href outside the allowed
+    schemes is kept for the citation stage: dropped here, it would leave a bare ``<a>``
+    where the citations API reports a malformed citation."""
+
+    def sanitize_uri_value(self, value: str, allowed_protocols: Any) -> str | None:
+        kept: str | None = super().sanitize_uri_value(value, allowed_protocols)
+        if kept is None and classify_href(href_target(value))[0] != "other":
+            return value
+        return kept
+
+
+class _Cleaner(Cleaner):
+    """``Cleaner`` with ``_SanitizerFilter`` in place of bleach's own sanitizer filter."""
+
+    def clean(self, text: str) -> str:
+        if not text:
+            return ""
+        filtered: Any = _SanitizerFilter(
+            source=self.walker(self.parser.parseFragment(text)),
+            allowed_tags=self.tags,
+            attributes=self.attributes,
+            strip_disallowed_tags=self.strip,
+            strip_html_comments=self.strip_comments,
+            css_sanitizer=self.css_sanitizer,
+            allowed_protocols=self.protocols,
+        )
+        for filter_class in self.filters:
+            filtered = filter_class(source=filtered)
+        return str(self.serializer.render(filtered))
+
+
 def make_cleaner(extra_filters: Sequence[TokenFilter] = ()) -> Cleaner:
     """A fresh cleaner (bleach cleaners keep parser state, so one per use).
 
     ``extra_filters`` run before ``UserContentFilter``, which always has the last word.
     """
-    return Cleaner(
+    return _Cleaner(
         tags=ALLOWED_TAGS,
         attributes=_allowed_attribute,
         protocols=ALLOWED_PROTOCOLS,
