@@ -174,7 +174,9 @@ class ProviderSession:
                 self._base + path,
                 params=params,
                 json=json_body,
-                headers=dict(self._connection.headers),
+                # Ask for the body as it is: a compressed one could expand past the cap
+                # before anything counts it (see ``_read_capped``).
+                headers={**self._connection.headers, "Accept-Encoding": "identity"},
             ) as response:
                 status = response.status_code
                 if 300 <= status < 400:
@@ -222,6 +224,16 @@ class ProviderSession:
             raise self._fail(
                 ResponseTooLargeError,
                 f"{label}'s response is larger than the 4 MiB limit; it was not read.",
+            )
+        # We asked for ``identity``. A server that compresses anyway is refused rather
+        # than decoded: a small compressed chunk can inflate to gigabytes before any
+        # count sees it.
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in {"", "identity"}:
+            raise self._fail(
+                MalformedResponseError,
+                f"{label} answered with a {encoding!r}-encoded body although an uncompressed one "
+                "was asked for; it was not read.",
             )
         chunks: list[bytes] = []
         size = 0

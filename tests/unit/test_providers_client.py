@@ -235,3 +235,37 @@ def test_json_nested_deeper_than_the_redaction_walk_is_malformed_not_a_crash() -
     upstream = Upstream(lambda request: httpx.Response(200, content=b"[" * depth + b"]" * depth))
     with pytest.raises(MalformedResponseError, match=r"malformed JSON \(HTTP 200\)"):
         get(upstream)
+
+
+def test_it_asks_for_an_uncompressed_body() -> None:
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("accept-encoding", ""))
+        return httpx.Response(200, json={"code": 0, "data": []})
+
+    get(Upstream(answer))
+    assert seen == ["identity"]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br"])
+def test_a_compressed_body_is_refused_unread_even_a_compression_bomb(encoding: str) -> None:
+    import zlib
+
+    # 64 MiB of spaces compress to about 64 KiB; this server ignores our Accept-Encoding.
+    bomb = zlib.compress(b" " * (64 * 1024 * 1024), 9)
+    assert len(bomb) < 100 * 1024
+    pieces_read = 0
+
+    def body() -> Iterator[bytes]:
+        nonlocal pieces_read
+        for start in range(0, len(bomb), 4096):
+            pieces_read += 1
+            yield bomb[start : start + 4096]
+
+    upstream = Upstream(
+        lambda request: httpx.Response(200, headers={"Content-Encoding": encoding}, content=body())
+    )
+    with pytest.raises(MalformedResponseError, match=f"'{encoding}'-encoded body .* it was not read"):
+        get(upstream)
+    assert pieces_read == 0
