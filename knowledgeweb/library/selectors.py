@@ -15,6 +15,10 @@ def chunk_search(*, query: str, limit: int, collection_names: Sequence[str] | No
     return search_chunks(query, limit=limit, collection_names=collection_names)
 
 
+def collection_by_name(*, name: str) -> Collection | None:
+    return Collection.objects.filter(name=name).first()
+
+
 def collection_list() -> QuerySet[Collection]:
     """Collections with ``document_count`` annotated."""
     return Collection.objects.annotate(document_count=Count("documents")).order_by("name")

@@ -187,6 +187,61 @@ def test_a_progress_bar_goes_to_stderr(corpus: Path) -> None:
     assert not any(line.startswith("[") for line in out.splitlines())
 
 
+def test_a_run_in_which_every_file_is_skipped_creates_no_collection(tmp_path: Path) -> None:
+    (tmp_path / "empty.md").write_text("", encoding="utf-8")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
+
+    out, err, error = _ingest_failing(tmp_path, tmp_path / "missing.txt", collection="new")
+
+    assert f"Skipped {tmp_path / 'empty.md'}: the file is empty" in err
+    assert error == "3 file(s) were skipped; the others were ingested."
+    assert "Collection 'new': 0 created, 0 updated, 0 unchanged, 3 skipped" in out
+    assert Collection.objects.count() == 0
+
+
+def test_a_database_failure_on_a_new_collections_first_file_leaves_no_collection(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import DataError
+
+    from knowledgeweb.library.services import documents, ingest
+
+    real = documents.document_ingest
+    calls: list[str] = []
+
+    def fails_first(**kwargs: object) -> documents.DocumentIngestResult:
+        calls.append(str(kwargs["title"]))
+        if len(calls) == 1:
+            raise DataError("value too long")
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest, "document_ingest", fails_first)
+
+    _, err, _ = _ingest_failing(corpus / "notes.md", corpus / "plain.txt", collection="fresh")
+
+    assert "notes.md: the document could not be stored (DataError: value too long)" in err
+    assert list(Collection.objects.values_list("name", flat=True)) == ["fresh"]
+    assert list(Document.objects.values_list("title", "collection__name")) == [("Plain title", "fresh")]
+
+
+def test_a_run_that_only_fails_on_a_new_collection_rolls_the_collection_back(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import DataError
+
+    from knowledgeweb.library.services import documents, ingest
+
+    def always_fails(**kwargs: object) -> documents.DocumentIngestResult:
+        raise DataError("value too long")
+
+    monkeypatch.setattr(ingest, "document_ingest", always_fails)
+
+    _, err, _ = _ingest_failing(corpus / "notes.md", collection="fresh")
+
+    assert "notes.md: the document could not be stored (DataError: value too long)" in err
+    assert Collection.objects.count() == 0
+
+
 def test_a_blank_collection_name_is_refused_and_nothing_is_written(corpus: Path) -> None:
     _, _, error = _ingest_failing(corpus, collection="   ")
 

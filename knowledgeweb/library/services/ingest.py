@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
-from knowledgeweb.library.extraction import ExtractionError, extract, is_supported
+from knowledgeweb.library.extraction import ExtractedDocument, ExtractionError, extract, is_supported
 from knowledgeweb.library.models import Collection
-from knowledgeweb.library.services.collections import collection_get_or_create
+from knowledgeweb.library.selectors import collection_by_name
+from knowledgeweb.library.services.collections import collection_get_or_create, collection_name_validate
 from knowledgeweb.library.services.documents import (
     DocumentIngestResult,
     IngestAction,
@@ -38,7 +39,7 @@ class FileOutcome:
 
 @dataclass
 class IngestReport:
-    collection: Collection
+    collection_name: str
     outcomes: list[FileOutcome] = field(default_factory=list)
     # Unsupported files met while walking a directory: noted, not failures.
     ignored: list[str] = field(default_factory=list)
@@ -53,7 +54,7 @@ class IngestReport:
     def summary(self) -> str:
         chunks = sum(o.result.chunk_count for o in self.outcomes if o.result is not None)
         return (
-            f"Collection {self.collection.name!r}: {self.count(IngestAction.CREATED)} created, "
+            f"Collection {self.collection_name!r}: {self.count(IngestAction.CREATED)} created, "
             f"{self.count(IngestAction.UPDATED)} updated, {self.count(IngestAction.UNCHANGED)} unchanged, "
             f"{len(self.problems)} skipped, {len(self.ignored)} ignored (unsupported type); "
             f"{chunks} chunks in the files ingested."
@@ -100,6 +101,12 @@ def discover_files(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]
 
 def file_ingest(*, collection: Collection, path: Path, key: str) -> DocumentIngestResult:
     """Read, extract and store one file. Raises ``IngestError`` and writes nothing on failure."""
+    data, extracted = file_extract(path=path)
+    return extracted_store(collection=collection, key=key, data=data, extracted=extracted)
+
+
+def file_extract(*, path: Path) -> tuple[bytes, ExtractedDocument]:
+    """The bytes of ``path`` and what they hold. Raises ``IngestError``; touches no database."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -111,6 +118,13 @@ def file_ingest(*, collection: Collection, path: Path, key: str) -> DocumentInge
         extracted = extract(path, data)
     except ExtractionError as exc:
         raise IngestError(str(exc)) from exc
+    return data, extracted
+
+
+def extracted_store(
+    *, collection: Collection, key: str, data: bytes, extracted: ExtractedDocument
+) -> DocumentIngestResult:
+    """Store an extracted file under ``key``. Raises ``IngestError`` and writes nothing on failure."""
     try:
         return document_ingest(
             collection=collection,
@@ -134,15 +148,29 @@ def paths_ingest(
     key_root: Path,
     on_file: Callable[[int, int, Path], None] | None = None,
 ) -> IngestReport:
-    """Ingest every supported file under ``paths``; each file commits or fails on its own."""
-    collection = collection_get_or_create(name=collection_name)
+    """Ingest every supported file under ``paths``; each file commits or fails on its own.
+
+    A new collection is created with its first stored file, so a run in which every
+    file is skipped leaves nothing behind. A bad name raises ``ValidationError`` first.
+    """
+    name = collection_name.strip()
+    collection = collection_by_name(name=name)
+    if collection is None:
+        collection_name_validate(name=name)
     files, problems, ignored = discover_files(paths)
-    report = IngestReport(collection=collection, outcomes=list(problems), ignored=ignored)
+    report = IngestReport(collection_name=name, outcomes=list(problems), ignored=ignored)
     for index, path in enumerate(files, start=1):
         if on_file is not None:
             on_file(index, len(files), path)
         try:
-            result = file_ingest(collection=collection, path=path, key=source_key(path, key_root=key_root))
+            data, extracted = file_extract(path=path)
+            # A new collection commits with its first document, or not at all.
+            with transaction.atomic():
+                target = collection or collection_get_or_create(name=name)
+                result = extracted_store(
+                    collection=target, key=source_key(path, key_root=key_root), data=data, extracted=extracted
+                )
+            collection = target
         except IngestError as exc:
             report.outcomes.append(FileOutcome(str(path), problem=str(exc)))
         else:
