@@ -13,7 +13,8 @@ class AnswerComposer(Protocol):
     tool message, so every citation it writes resolves in the viewer.
     """
 
-    #: A short name recorded with the answer, e.g. as the thread's agent name.
+    #: A short name telling composers apart (e.g. "extractive"). Not written into threads:
+    #: a thread's agent name takes part in binding authorization.
     name: str
 
     def compose(self, *, question: str, tool_name: str, content: str, artifact: object) -> str:
