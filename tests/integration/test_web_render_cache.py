@@ -20,7 +20,7 @@ from knowledgeweb.threads.selectors import thread_messages
 from knowledgeweb.threads.services import message_append, thread_create, thread_import
 from knowledgeweb.web.rendering import thread as thread_rendering
 from knowledgeweb.web.rendering.pipeline import render_counter
-from knowledgeweb.web.rendering.thread import render_thread
+from knowledgeweb.web.rendering.thread import fragment_counter, render_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +30,7 @@ def _empty_cache() -> Iterator[None]:
     cache.clear()
     validation_counter.reset()
     render_counter.reset()
+    fragment_counter.reset()
     yield
     cache.clear()
 
@@ -64,6 +65,7 @@ def test_a_cold_render_validates_each_tool_message_once(owner: User) -> None:
     render_thread(thread_messages(thread=thread))
     assert validation_counter.count == 3
     assert render_counter.count == 3
+    assert fragment_counter.count == 6  # 3 answers and 3 tool messages; human messages need none
 
 
 def test_a_second_render_validates_nothing_and_renders_no_markdown(owner: User) -> None:
@@ -72,10 +74,12 @@ def test_a_second_render_validates_nothing_and_renders_no_markdown(owner: User) 
     validation_counter.reset()
     render_counter.reset()
 
+    fragment_counter.reset()
     second = render_thread(thread_messages(thread=thread))
 
     assert validation_counter.count == 0
     assert render_counter.count == 0
+    assert fragment_counter.count == 0
     assert [v.html for v in second.messages] == [v.html for v in first.messages]
     assert [(e.evidence.handle, e.citations) for e in second.cited] == [
         (e.evidence.handle, e.citations) for e in first.cited
@@ -88,11 +92,13 @@ def test_appending_a_tool_message_validates_exactly_that_message(owner: User) ->
     validation_counter.reset()
     render_counter.reset()
 
+    fragment_counter.reset()
     handle = _tool(thread, 99)
     view = render_thread(thread_messages(thread=thread))
 
     assert validation_counter.count == 1
     assert render_counter.count == 0
+    assert fragment_counter.count == 1
     assert handle in {entry.evidence.handle for entry in view.uncited}
 
 
@@ -103,11 +109,13 @@ def test_appending_an_answer_renders_exactly_that_answer(owner: User) -> None:
     validation_counter.reset()
     render_counter.reset()
 
+    fragment_counter.reset()
     message_append(thread=thread, type="ai", content=f"New [answer](#{handle}).")
     view = render_thread(thread_messages(thread=thread))
 
     assert validation_counter.count == 0
     assert render_counter.count == 1
+    assert fragment_counter.count == 1
     assert 'data-citation="resolved"' in view.messages[-1].html
 
 

@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import evidence_before, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
@@ -32,6 +33,9 @@ from knowledgeweb.web.rendering.tools import read_tool_content
 RENDERER_VERSION = 3
 
 _NO_EVIDENCE = "-"
+
+#: Message fragments actually built (cache misses: answers and tool messages); tests read it.
+fragment_counter = Counter()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +233,7 @@ def _is_fragment(value: object) -> TypeGuard[dict[str, Any]]:
 def _render_fragment(
     message: Message, available: Mapping[str, Evidence], own: dict[str, Evidence]
 ) -> dict[str, Any]:
+    fragment_counter.increment()
     if message.type == MessageType.AI:
         rendered = render_assistant_content(message.content, available)
         states = [verdict.state for verdict in rendered.verdicts]
