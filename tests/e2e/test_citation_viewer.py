@@ -254,3 +254,21 @@ def test_a_long_unbreakable_line_scrolls_inside_its_message_instead_of_widening_
     else:  # stacked: the panel follows the thread
         assert panel["y"] >= messages["y"] + messages["height"]
     assert watched.errors == []
+
+
+def test_without_javascript_a_hostile_threads_citation_still_reaches_the_panel_entry(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    hostile = hostile_thread(reader[0])
+    page, watched = open_page(f"/threads/{hostile.thread.id}/", javascript=False)
+
+    page.locator(RESOLVED).click()
+
+    expect(page).to_have_url(re.compile(f"#{hostile.source.handle}$"))
+    target = page.locator(":target")
+    expect(target).to_have_attribute("data-source-entry", "")
+    expect(target).to_have_attribute("data-source-id", hostile.source.id)
+    expect(page.locator("[data-sources-panel] :target")).to_have_count(1)
+    expect(target).to_be_in_viewport()
+    assert target.locator('[data-field="title"]').text_content() == hostile.source.title
+    assert watched.errors == []

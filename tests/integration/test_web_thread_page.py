@@ -6,7 +6,9 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result
 from knowledgeweb.threads.models import Thread
@@ -43,6 +45,30 @@ def test_it_redirects_anonymous_readers_to_the_login_page() -> None:
     response = Client().get("/")
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_redirects_anonymous_readers_of_a_thread_to_the_login_page(reader: User) -> None:
+    thread = thread_create(owner=reader, title="Private cats")
+    message_append(thread=thread, type="human", content="secret question")
+    response = Client().get(f"/threads/{thread.id}/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/accounts/login/?next=/threads/{thread.id}/"
+
+
+def test_the_thread_list_makes_the_same_number_of_queries_whatever_the_number_of_threads(
+    reader: User, client_for: Client
+) -> None:
+    counts = []
+    for total in (2, 12):
+        while Thread.objects.filter(owner=reader).count() < total:
+            thread = thread_create(owner=reader, title="Cats")
+            message_append(thread=thread, type="human", content="Why?")
+        with CaptureQueriesContext(connection) as queries:
+            response = client_for.get("/")
+        assert response.status_code == 200
+        assert response.content.count(b"data-thread-id=") == total
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
 
 
 def test_it_lists_only_the_readers_own_threads(reader: User, client_for: Client) -> None:
