@@ -1,12 +1,10 @@
 """Answering a question in a new thread: retrieval -> composer -> the AI message.
 
-All of it happens in one transaction: the thread, the question, the tool message
-and the answer are written together or not at all. The thread has to exist
-before the search because the retrieval service, the only writer of evidence,
-appends the tool message itself; a failure afterwards rolls the thread back, so
-no empty or half-answered thread is ever left behind. (On SQLite this holds the
-write lock for the length of the provider call, which the binding's timeout
-bounds; PostgreSQL locks only the new rows.)
+The search runs first, outside any transaction: a refusal or a provider failure
+writes nothing, and a slow provider never holds a database lock (on SQLite a
+write transaction locks the whole database). Then the thread, the question, the
+tool message (recorded by the retrieval service, the only writer of evidence)
+and the answer are written together in one short transaction, or not at all.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from knowledgeweb.retrieval import (
     RetrievalError,
     RetrievalInvalidError,
     RetrievalRefusedError,
+    retrieval_record,
     retrieval_search,
 )
 from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
@@ -52,28 +51,26 @@ def question_answer(
     if len(question) > MAX_QUESTION_CHARS:
         raise AnswerError(f"The question is longer than {MAX_QUESTION_CHARS} characters.", kind="question")
     try:
-        with transaction.atomic():
-            thread = thread_create(owner=user, title=title or _title(question), agent_name=agent_name)
-            message_append(thread=thread, type="human", content=question)
-            outcome = retrieval_search(
-                user=user,
-                tool=TOOL,
-                query=question,
-                agent_name=agent_name,
-                binding_name=binding_name,
-                thread_id=thread.id,
-                output_limit=output_limit,
-            )
-            if outcome.status != "success":
-                raise AnswerError(outcome.content, kind="provider")
-            answer = composer.compose(
-                question=question, tool_name=TOOL, content=outcome.content, artifact=outcome.artifact
-            )
-            message_append(thread=thread, type="ai", content=answer)
+        outcome = retrieval_search(
+            user=user,
+            tool=TOOL,
+            query=question,
+            agent_name=agent_name,
+            binding_name=binding_name,
+            output_limit=output_limit,
+        )
     except (RetrievalInvalidError, RetrievalRefusedError) as exc:
         raise AnswerError(str(exc), kind="binding") from exc
     except RetrievalError as exc:
         raise AnswerError(str(exc), kind="provider") from exc
+    answer = composer.compose(
+        question=question, tool_name=TOOL, content=outcome.content, artifact=outcome.artifact
+    )
+    with transaction.atomic():
+        thread = thread_create(owner=user, title=title or _title(question), agent_name=agent_name)
+        message_append(thread=thread, type="human", content=question)
+        retrieval_record(thread=thread, outcome=outcome)
+        message_append(thread=thread, type="ai", content=answer)
     return thread
 
 

@@ -10,7 +10,7 @@ from knowledgeweb.retrieval.errors import (
     RetrievalInvalidError,
     RetrievalRefusedError,
 )
-from knowledgeweb.retrieval.service import SearchOutcome, retrieval_search
+from knowledgeweb.retrieval.service import SearchOutcome, retrieval_record, retrieval_search
 
 __all__ = [
     "BindingCapability",
@@ -20,5 +20,6 @@ __all__ = [
     "RetrievalRefusedError",
     "SearchOutcome",
     "retrieval_capabilities",
+    "retrieval_record",
     "retrieval_search",
 ]

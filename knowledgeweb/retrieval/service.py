@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from uuid import UUID, uuid4
 
@@ -44,6 +44,7 @@ class SearchOutcome:
     binding: str
     provider: str
     message_id: UUID | None = None
+    tool: str = "knowledge_search"
 
 
 def retrieval_search(
@@ -94,26 +95,37 @@ def retrieval_search(
     logger.info(
         "Retrieval via binding %s (%s, %s): %d hits", binding.name, binding.provider, tool, len(result.hits)
     )
-    message_id = None
-    if thread is not None:
-        message = message_append(
-            thread=thread,
-            type="tool",
-            name=tool,
-            tool_call_id=_tool_call_id(),
-            content=content,
-            artifact=budgeted,
-            trusted=True,
-        )
-        message_id = message.id
-    return SearchOutcome(
+    outcome = SearchOutcome(
         content=content,
         artifact=budgeted,
         status="success",
         binding=binding.name,
         provider=binding.provider,
-        message_id=message_id,
+        tool=tool,
     )
+    return outcome if thread is None else retrieval_record(thread=thread, outcome=outcome)
+
+
+def retrieval_record(*, thread: Thread, outcome: SearchOutcome) -> SearchOutcome:
+    """Append a successful outcome of ``retrieval_search`` to ``thread`` as its tool message.
+
+    For server-side callers that must search before they may write (the Ask page
+    searches first, then writes its whole thread in one short transaction). Only
+    outcomes this service produced carry evidence, so this stays the one writer
+    of evidence keys besides ``import_thread --trusted``.
+    """
+    if outcome.status != "success" or outcome.message_id is not None:
+        raise ValueError("only a successful outcome that is not yet recorded can be recorded")
+    message = message_append(
+        thread=thread,
+        type="tool",
+        name=outcome.tool,
+        tool_call_id=_tool_call_id(),
+        content=outcome.content,
+        artifact=outcome.artifact,
+        trusted=True,
+    )
+    return replace(outcome, message_id=message.id)
 
 
 def _failed(
@@ -141,6 +153,7 @@ def _failed(
         binding=binding_name,
         provider=provider,
         message_id=message.id,
+        tool=tool,
     )
 
 

@@ -89,3 +89,27 @@ def test_a_small_output_budget_cuts_the_tool_message_and_the_answer_cites_only_w
     cited = {line.split("](#")[1].rstrip(")") for line in answer.splitlines() if "](#" in line}
     assert cited
     assert cited <= set(surviving)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_provider_is_called_outside_any_transaction(bound: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On SQLite an open write transaction locks the whole database for as long as a
+    # remote provider takes to answer; the search must come before the writes.
+    from django.db import connection
+
+    from knowledgeweb.library.provider import LocalProvider
+
+    seen: list[bool] = []
+    real_search = LocalProvider.search
+
+    def watched(self: LocalProvider, query: str, **kwargs: object) -> object:
+        seen.append(connection.in_atomic_block)
+        return real_search(self, query, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LocalProvider, "search", watched)
+    thread = question_answer(
+        user=bound, question="kingfishers", binding_name="local", composer=ExtractiveComposer()
+    )
+
+    assert seen == [False]
+    assert [m.type for m in thread.messages.order_by("seq")] == ["human", "tool", "ai"]

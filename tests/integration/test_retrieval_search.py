@@ -15,7 +15,7 @@ from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.providers.ragflow import DatasetSelection
-from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search, service
+from knowledgeweb.retrieval import retrieval_capabilities, retrieval_record, retrieval_search, service
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
 from tests.unit.test_providers_synthetic import (
@@ -142,6 +142,36 @@ def test_without_a_thread_nothing_is_written(
     outcome = retrieval_search(user=user, tool="knowledge_search", query="who founded acme?")
     assert outcome.message_id is None
     assert "[citation:acme.txt](#knowledge-source-" in outcome.content
+    assert Message.objects.count() == 0
+
+
+def test_an_outcome_searched_first_is_recorded_later_with_its_evidence_once(
+    upstream: Upstream, lightrag: KnowledgeBinding, user: User, thread: Thread
+) -> None:
+    outcome = retrieval_search(user=user, tool="entity_relations_search", query="who founded acme?")
+    recorded = retrieval_record(thread=thread, outcome=outcome)
+
+    message = Message.objects.get()
+    assert recorded.message_id == message.id
+    assert (message.name, message.content, message.artifact) == (
+        "entity_relations_search",
+        outcome.content,
+        outcome.artifact,
+    )
+    assert message_sources(message)
+    with pytest.raises(ValueError, match="not yet recorded"):
+        retrieval_record(thread=thread, outcome=recorded)
+    assert Message.objects.count() == 1
+
+
+def test_a_failed_outcome_is_never_recorded_as_evidence(
+    upstream: Upstream, lightrag: KnowledgeBinding, user: User, thread: Thread
+) -> None:
+    failed = service.SearchOutcome(
+        content="knowledge_search failed", artifact=None, status="error", binding="b", provider="lightrag"
+    )
+    with pytest.raises(ValueError, match="only a successful outcome"):
+        retrieval_record(thread=thread, outcome=failed)
     assert Message.objects.count() == 0
 
 
