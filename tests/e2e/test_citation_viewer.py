@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Locator, Page, expect
 
-from knowledgeweb.threads.services import message_append
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
 from tests.e2e.watching import Watched
 
@@ -271,4 +272,52 @@ def test_without_javascript_a_hostile_threads_citation_still_reaches_the_panel_e
     expect(page.locator("[data-sources-panel] :target")).to_have_count(1)
     expect(target).to_be_in_viewport()
     assert target.locator('[data-field="title"]').text_content() == hostile.source.title
+    assert watched.errors == []
+
+
+def test_tool_messages_fold_open_to_their_hits_and_a_relation_edge_reaches_its_evidence(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    thread = thread_create(owner=reader[0], title="Graph")
+    content, artifact = format_result(
+        RetrievalResult(
+            provider="lightrag",
+            query="q",
+            tool="entity_relations_search",
+            hits=(
+                RetrievalHit(text="Alice joined Acme in 2020.", title="people.md"),
+                RetrievalHit(
+                    text="works for",
+                    kind="relation",
+                    source_entity="Alice",
+                    target_entity="Acme",
+                    evidence=(1,),
+                ),
+            ),
+        )
+    )
+    relations = message_append(
+        thread=thread,
+        type="tool",
+        name="entity_relations_search",
+        content=content,
+        artifact=artifact,
+        trusted=True,
+    )
+    message_append(thread=thread, type="tool", name="knowledge_search", content="Timed out.", status="error")
+    page, watched = open_page(f"/threads/{thread.id}/")
+
+    tool = page.locator(f'[data-tool-message="{relations.id}"]')
+    edge = tool.locator('[data-hit-kind="relation"]')
+    expect(edge).to_be_hidden()
+    tool.locator("summary").click()
+    expect(edge).to_be_visible()
+    expect(edge.locator(".badge-unattributed")).to_have_text("unattributed graph fact")
+    edge.locator("[data-edge-evidence]").click()
+    expect(page.locator(":target")).to_have_attribute("data-hit-kind", "source")
+    expect(page.locator(":target")).to_contain_text("Alice joined Acme in 2020.")
+
+    failed = page.locator('[data-tool-status="error"]')
+    failed.locator("summary").click()
+    expect(failed.locator("[data-tool-error]")).to_have_text("The tool call failed: Timed out.")
     assert watched.errors == []
