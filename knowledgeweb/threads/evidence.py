@@ -13,10 +13,9 @@ from itertools import islice
 from typing import Literal
 from uuid import UUID
 
-from django.core.cache import cache
-
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Citation, Evidence, read_sources
+from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.models import Message, MessageType
 
 # Bump when the reader's rules change, so stale validations are never served.
@@ -62,7 +61,7 @@ def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Eviden
     keys = {evidence_cache_key(m): m for m in messages if m.type == MessageType.TOOL}
     if not keys:
         return {}
-    cached = cache.get_many(list(keys))
+    cached = memo_get_many(keys)
     _load_deferred_artifacts([m for key, m in keys.items() if not isinstance(cached.get(key), dict)])
     found: dict[UUID, dict[str, Evidence]] = {}
     fresh: dict[str, dict[str, Evidence]] = {}
@@ -73,9 +72,8 @@ def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Eviden
             validation_counter.increment()
             fresh[key] = sources
         found[message.id] = sources
-    if fresh:
-        # Messages never change, so neither does what they prove.
-        cache.set_many(fresh, timeout=None)
+    # Messages never change, so neither does what they prove.
+    memo_set_many(fresh)
     return found
 
 

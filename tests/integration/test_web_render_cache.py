@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -304,3 +305,28 @@ def test_a_tool_message_renders_again_when_the_reader_accepts_different_evidence
 
     assert len(after.cited) == 2
     assert all('data-hit-kind="source"' in v.html for v in after.messages if v.message.type == "tool")
+
+
+def test_an_unreachable_shared_cache_degrades_to_a_fresh_render_not_a_500(
+    owner: User, caplog: pytest.LogCaptureFixture, settings: Any
+) -> None:
+    thread = _conversation(owner, 2)
+    # A real Redis client pointed at a port where nothing listens; Django swaps the
+    # cache handler when the setting changes, and the fixture restores it afterwards.
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",
+            "OPTIONS": {"socket_connect_timeout": 0.2},
+        }
+    }
+    validation_counter.reset()
+    client = Client()
+    client.force_login(owner)
+
+    response = client.get(f"/threads/{thread.id}/")
+
+    assert response.status_code == 200
+    assert response.content.decode().count('data-citation="resolved"') > 0
+    assert validation_counter.count == 2
+    assert "Cache unavailable" in caplog.text

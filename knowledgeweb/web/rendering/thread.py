@@ -16,13 +16,13 @@ from itertools import islice
 from typing import Any, TypeGuard
 from uuid import UUID
 
-from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
+from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.evidence import evidence_before, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
 from knowledgeweb.web.rendering.pipeline import render_assistant_content
@@ -193,7 +193,7 @@ def _assemble(walked: Walked, sources: Sources) -> tuple[list[MessageView], dict
     """Fetch every fragment in one call, render only the misses, tally citations per handle,
     and collect each source's panel-entry body from the first tool message that carries it."""
     keys = [key for _, _, key in walked if key is not None]
-    cached: dict[str, Any] = cache.get_many(keys) if keys else {}
+    cached: dict[str, Any] = memo_get_many(keys)
     fresh: dict[str, dict[str, Any]] = {}
     views: list[MessageView] = []
     counts: dict[str, int] = {}
@@ -221,8 +221,7 @@ def _assemble(walked: Walked, sources: Sources) -> tuple[list[MessageView], dict
                 malformed=fragment["malformed"],
             )
         )
-    if fresh:
-        cache.set_many(fresh, timeout=None)
+    memo_set_many(fresh)
     return views, counts, bodies
 
 
