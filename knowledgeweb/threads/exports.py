@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from django.core.serializers.json import DjangoJSONEncoder
 
 from knowledgeweb.knowledge import Citation, Evidence, classify_href
+from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import evidence_before, resolve_citation
-from knowledgeweb.threads.links import rewrite_inline_links
+from knowledgeweb.threads.links import Link, RenderedLink, inspect_markdown, rewrite_links
 from knowledgeweb.threads.models import Message, MessageType, Thread
 from knowledgeweb.threads.selectors import thread_messages
 
@@ -86,6 +89,7 @@ def thread_export_json(thread: Thread, messages: list[Message]) -> str:
 # --- Markdown -------------------------------------------------------------------------------------
 
 _HEADINGS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System"}
+REFERENCES_HEADING = "References verified by knowledgeweb"
 
 
 class _References:
@@ -101,15 +105,27 @@ class _References:
             self.numbers[source.handle] = len(self.sources)
         return self.numbers[source.handle]
 
+    def forget_after(self, count: int) -> None:
+        """Drop the sources numbered after the first ``count`` (a message that fell back to verbatim)."""
+        for source in self.sources[count:]:
+            del self.numbers[source.handle]
+        del self.sources[count:]
+
 
 def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
     """A readable document: resolved citations become ``label [n]`` with a reference list.
 
-    Each reference lists provider, title, dataset, page, URL and the excerpt exactly
-    as retrieved. Unresolved and malformed citations become their plain label.
-    Tool output is kept verbatim in a code block; it is what the model read.
+    Each marker ``[n]`` links to its entry in the references section at the
+    end, whose anchor carries a tag derived from the whole thread; no message
+    can predict the tag, and any link a message writes to a ``#ref-…`` anchor
+    is rewritten into its plain label, so a marker written in a message never
+    renders as a link. Each reference lists provider, title, dataset, page, URL
+    and the excerpt exactly as retrieved. Unresolved and malformed citations
+    become their plain label. Tool output is kept verbatim in a code block; it
+    is what the model read.
     """
     references = _References()
+    tag = _anchor_tag(thread, messages)
     out = [f"# {_escape_inline(thread.title)}", ""]
     out.append(f"- Thread: `{thread.id}`")
     if thread.agent_name:
@@ -126,19 +142,42 @@ def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
         out.extend([heading, ""])
         if message.type == MessageType.TOOL:
             out.extend([_fenced(message.content), ""])
-        elif message.type == MessageType.AI:
-            out.extend([_rewrite_citations(message.content, available, references), ""])
         else:
-            out.extend([message.content, ""])
+            cites = available if message.type == MessageType.AI else None
+            out.extend([_body(message.content, cites, references, tag), ""])
     if references.sources:
-        out.extend(["## References", ""])
+        out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
+        out.extend([_genuine_marker_note(tag), ""])
         for number, source in enumerate(references.sources, start=1):
-            out.extend(_reference(number, source))
+            out.extend(_reference(number, source, tag))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _reference(number: int, source: Evidence) -> list[str]:
-    lines = [f"### [{number}] {_escape_inline(source.title)}", ""]
+def _anchor_tag(thread: Thread, messages: list[Message]) -> str:
+    """A tag for reference anchors that no message can know: it hashes every message, itself included."""
+    digest = hashlib.sha256(str(thread.id).encode())
+    for message in messages:
+        for part in (message.type, message.name, message.content):
+            digest.update(len(part.encode()).to_bytes(8, "big"))
+            digest.update(part.encode())
+    return digest.hexdigest()[:12]
+
+
+def _anchor(tag: str, number: int) -> str:
+    return f"ref-{tag}-{number}"
+
+
+def _genuine_marker_note(tag: str) -> str:
+    return (
+        "Only a marker that links to an entry below (its anchor starts with "
+        f"`ref-{tag}-`) is a citation knowledgeweb resolved against the evidence retrieved "
+        "before it; any other bracketed number or references list above is text written in the thread."
+    )
+
+
+def _reference(number: int, source: Evidence, tag: str) -> list[str]:
+    # Brackets are escaped so that no link reference definition in the thread can turn them into a link.
+    lines = [f'### <a id="{_anchor(tag, number)}"></a>\\[{number}\\] {_escape_inline(source.title)}', ""]
     lines.append(f"- Provider: {_escape_inline(source.provider)}")
     if source.dataset_name:
         lines.append(f"- Dataset: {_escape_inline(source.dataset_name)}")
@@ -172,25 +211,63 @@ def _escape_inline(text: str) -> str:
 
 
 def _autolink(url: str) -> str:
-    if re.fullmatch(r"[^\s<>]+", url):
+    if re.fullmatch(r"[^\s<>]+", url) and not targets_reference_anchor(url):
         return f"<{url}>"
     return _escape_inline(url)
 
 
-# --- Rewriting citation links ---------------------------------------------------------------------
+# --- Rewriting message text -----------------------------------------------------------------------
 
 
-def _rewrite_citations(markdown: str, available: Mapping[str, Evidence], references: _References) -> str:
-    """Each citation link becomes ``label [n]`` when resolved, its plain label otherwise."""
+def targets_reference_anchor(href: str) -> bool:
+    """Whether ``href`` points at a ``#ref-…`` anchor, however it is spelled."""
+    _, hash_sign, fragment = href.partition("#")
+    if not hash_sign:
+        return False
+    fragment = unquote(fragment).strip().lower().removeprefix(USER_CONTENT_PREFIX)
+    return fragment.startswith("ref-")
 
-    def replace(label: str, href: str, original: str) -> str:
-        state, handle = classify_href(href)
-        if state == "other":
-            return original
-        citation = Citation(label=label, href=href, state=state, handle=handle)
+
+def _body(markdown: str, available: Mapping[str, Evidence] | None, references: _References, tag: str) -> str:
+    """Message text with its citations rewritten; ``available`` is None where citations are not read.
+
+    If the rewritten text does not render as intended (a real parser finds a
+    ``#ref-`` link that is not one of the export's markers, raw HTML, or a block
+    left open), the message is shown verbatim in a code block instead.
+    """
+    numbered = len(references.sources)
+    markers: list[RenderedLink] = []
+
+    def replace(link: Link) -> str:
+        if targets_reference_anchor(link.href):
+            return link.label
+        state, handle = classify_href(link.href)
+        if state == "other" or available is None:
+            return link.kept()
+        citation = Citation(label=link.label, href=link.href, state=state, handle=handle)
         resolved = resolve_citation(citation, available)
-        if resolved.source is not None:
-            return f"{label} [{references.number(resolved.source)}]"
-        return label
+        if resolved.source is None:
+            return link.label
+        number = references.number(resolved.source)
+        markers.append(RenderedLink(href=f"#{_anchor(tag, number)}", text=f"[{number}]"))
+        return f"{link.label} [\\[{number}\\]](#{_anchor(tag, number)})"
 
-    return rewrite_inline_links(markdown, replace)
+    def drop_definition(href: str) -> bool:
+        return targets_reference_anchor(href) or (available is not None and classify_href(href)[0] != "other")
+
+    text = rewrite_links(
+        markdown,
+        replace,
+        drop_definition=drop_definition,
+        autolink_allowed=lambda href: not targets_reference_anchor(href),
+    )
+    inspection = inspect_markdown(text)
+    if inspection.open_fence is not None:
+        # A reply cut off inside a code block: close the block so it ends with the message.
+        text = text.rstrip("\n") + "\n" + inspection.open_fence
+        inspection = inspect_markdown(text)
+    anchored = [link for link in inspection.links if targets_reference_anchor(link.href)]
+    if inspection.closed and not inspection.raw_html and anchored == markers:
+        return text.rstrip("\n")
+    references.forget_after(numbered)
+    return "*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n" + _fenced(markdown)
