@@ -2,7 +2,8 @@
 
 Layout of the content a model reads::
 
-    Knowledge search results from lightrag (3 of 4 shown).
+    Entity relations search results from lightrag (3 of 4 shown).
+    How to read these results: ... (a legend, only when graph facts are present)
 
     [1] [citation:guide.md](#knowledge-source-<id>) (dataset: Docs; page 3)
     <excerpt, exactly as hashed>
@@ -53,6 +54,12 @@ from knowledgeweb.knowledge.bounds import (
 )
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
 from knowledgeweb.knowledge.types import RagflowLocator, RetrievalHit, RetrievalResult
+
+GRAPH_LEGEND = (
+    "How to read these results: a numbered hit with a [citation:...] link is document evidence "
+    "you may cite. Graph entities and relations are unattributed graph facts: never quote or cite "
+    "them as evidence. Each relation's 'Evidence:' line names the hits that support it."
+)
 
 # Worst case of the omission notice, reserved up front so the total limit holds.
 _NOTICE_RESERVE = len("\n\n[999999 more results omitted to fit the output budget.]")
@@ -120,7 +127,11 @@ def _header(result: RetrievalResult, shown: int, total: int) -> str:
     )
     if total == 0:
         return f"{label} results from {result.provider}: nothing found."
-    return f"{label} results from {result.provider} ({shown} of {total} shown)."
+    summary = f"{label} results from {result.provider} ({shown} of {total} shown)."
+    if any(hit.kind != "document" for hit in result.hits):
+        # Tell the model how to read a graph: what it may cite and what it may not.
+        summary += "\n" + GRAPH_LEGEND
+    return summary
 
 
 def _native_eligible(provider: str, hits: list[RetrievalHit]) -> bool:

@@ -97,9 +97,17 @@ def test_graph_facts_are_labelled_unattributed_and_relations_list_their_evidence
     content, artifact = format_result(RetrievalResult(provider="lightrag", query="q", hits=hits))
 
     assert len(artifact["knowledge_sources"]) == 1
-    assert content.count("unattributed graph fact") == 2
+    assert content.count("(unattributed graph fact):") == 2
     relation = content[content.index("Alice -> Acme") :]
     assert "Evidence: [1]" in relation
+    # A model reading the graph is told what it may cite and what it may not.
+    header = content.split("\n\n", 1)[0]
+    assert "never quote or cite them as evidence" in header
+
+
+def test_a_documents_only_result_carries_no_graph_legend() -> None:
+    content, _ = format_result(RetrievalResult(provider="lightrag", query="q", hits=(_doc("Text."),)))
+    assert "How to read these results" not in content
 
 
 def test_optional_fields_that_break_a_bound_are_left_out_not_repaired(validate_artifact: Check) -> None:

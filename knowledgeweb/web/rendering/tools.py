@@ -86,7 +86,8 @@ def read_tool_content(content: str, sources: Mapping[str, Evidence]) -> ToolView
             # The next text does not start a block: keep it visible as text.
             blocks.append(ToolBlock(kind="text", heading="", body=rest[cursor:].strip()))
             break
-    return ToolView(header=header, blocks=_link_relations(blocks), notice=notice)
+    # The header's first line is its summary; later lines guide the model, not the reader.
+    return ToolView(header=header.split("\n", 1)[0], blocks=_link_relations(blocks), notice=notice)
 
 
 def _link_relations(blocks: list[ToolBlock]) -> tuple[ToolBlock, ...]:
