@@ -51,6 +51,28 @@ def median_seconds(
     return statistics.median(samples)
 
 
+def interleaved_medians(
+    actions: dict[str, Callable[[], object]],
+    *,
+    repeat: int = REPEAT,
+    before: dict[str, Callable[[], object]] | None = None,
+) -> dict[str, float]:
+    """Median wall time of each action, the actions taking turns in every round.
+
+    Taking turns keeps a burst of load on a shared machine from landing on one
+    side of a ratio only.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    for _ in range(repeat):
+        for name, action in actions.items():
+            if before and name in before:
+                before[name]()
+            start = time.perf_counter()
+            action()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def show_time(label: str, seconds: float, *, repeat: int = REPEAT) -> None:
     print(f"  {label:<58} {seconds * 1000:10.2f} ms (median of {repeat})")
 

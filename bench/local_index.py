@@ -22,7 +22,7 @@ import time
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import median_seconds, setup_django, show_ratio, show_time
+from bench.harness import interleaved_medians, setup_django, show_ratio, show_time
 
 SIZES = (1_000, 10_000, 100_000)
 CHUNKS_PER_DOCUMENT = 100
@@ -102,8 +102,8 @@ def main() -> int:
                     cursor.fetchall()
 
         local(), raw()  # warm the page cache for both
-        raw_s = median_seconds(raw, repeat=REPEAT)
-        local_s = median_seconds(local, repeat=REPEAT)
+        medians = interleaved_medians({"raw": raw, "local": local}, repeat=REPEAT)
+        raw_s, local_s = medians["raw"], medians["local"]
         show_time(f"raw FTS5, {len(QUERIES)} queries", raw_s, repeat=REPEAT)
         show_time(f"LocalProvider.search, {len(QUERIES)} queries", local_s, repeat=REPEAT)
         met = show_ratio("local / raw", local_s / raw_s, 1.3)

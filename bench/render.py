@@ -17,7 +17,7 @@ import sys
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import median_seconds, setup_django, show_count, show_ratio, show_time
+from bench.harness import interleaved_medians, median_seconds, setup_django, show_count, show_ratio, show_time
 
 SIZES = (50, 200, 800)
 WORDS = [
@@ -121,8 +121,8 @@ def main() -> int:
             if response.status_code != 200:
                 raise RuntimeError(f"{url} answered {response.status_code}")
 
-        floor_s = median_seconds(floor)
-        cold_s = median_seconds(get, before=cache.clear)
+        medians = interleaved_medians({"floor": floor, "cold": get}, before={"cold": cache.clear})
+        floor_s, cold_s = medians["floor"], medians["cold"]
         get()  # make sure every fragment is cached
         warm_s = median_seconds(get)
         cold_by_size[size] = cold_s

@@ -30,7 +30,7 @@ from typing import Any
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import median_seconds, setup_django, show_ratio, show_time
+from bench.harness import interleaved_medians, setup_django, show_ratio, show_time
 
 REPEAT = 15
 KEY_ENV = "KNOWLEDGEWEB_BENCH_LIGHTRAG_KEY"
@@ -133,8 +133,8 @@ def main() -> int:
     for delay in (0.0, 0.05):
         Upstream.delay = delay
         api(), bare()  # warm both paths once
-        bare_s = median_seconds(bare, repeat=REPEAT)
-        api_s = median_seconds(api, repeat=REPEAT)
+        medians = interleaved_medians({"bare": bare, "api": api}, repeat=REPEAT)
+        bare_s, api_s = medians["bare"], medians["api"]
         print(f" provider answering after {delay * 1000:.0f} ms")
         show_time("bare httpx POST", bare_s, repeat=REPEAT)
         show_time("POST /api/knowledge/search", api_s, repeat=REPEAT)
