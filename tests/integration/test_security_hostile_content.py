@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from knowledgeweb.bindings.services import binding_create
@@ -271,6 +272,14 @@ def nested(depth: int) -> str:
         ("messages", b"\xff\xfe{}"),
         ("messages", '"just a string"'),
         ("import", "[]"),
+        ("messages", '{"type":"ai","content":"\\ud800"}'),
+        ("messages", '{"type":"tool","content":"x","name":"\\udfff"}'),
+        ("messages", '{"type":"tool","content":"x","artifact":{"\\udc00":1}}'),
+        ("messages", '{"type":"tool","content":"x","artifact":{"a":NaN}}'),
+        ("messages", '{"type":"tool","content":"x","artifact":{"a":[-Infinity]}}'),
+        ("import", '{"title":"t","messages":[{"type":"ai","content":["ok","\\ud800"]}]}'),
+        ("import", '{"title":"t","messages":[{"type":"tool","content":"x","artifact":{"a":NaN}}]}'),
+        ("import", '{"title":"\\ud800","messages":[]}'),
     ],
 )
 def test_malformed_bodies_answer_4xx_and_write_nothing(
@@ -283,3 +292,24 @@ def test_malformed_bodies_answer_4xx_and_write_nothing(
     assert response.json()["detail"]
     assert Message.objects.count() == 0
     assert Thread.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('[{"type": "tool", "content": "x", "artifact": {"a": NaN}}]', "NaN"),
+        ('[{"type": "ai", "content": "\\ud800"}]', "surrogate"),
+        ('{"messages": [{"type": "ai", "content": "x"}, {"type": "ai", "content": "\\u0000"}]}', "NUL"),
+        ('[{"type": "ai", "content": "x", "artifact": {"a": ' + nested(500) + "}}]", "nest"),
+    ],
+)
+def test_the_import_command_refuses_unstorable_json_with_a_clear_error_and_writes_nothing(
+    tmp_path: Any, user: User, text: str, reason: str
+) -> None:
+    path = tmp_path / "thread.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CommandError) as raised:
+        call_command("import_thread", str(path), "--owner", user.username)
+    assert reason.lower() in str(raised.value).lower()
+    assert Thread.objects.count() == 0
+    assert Message.objects.count() == 0
