@@ -1,0 +1,93 @@
+"""Red team in a real browser: a hostile but genuine source stays text in the preview and dialog,
+and links that only resemble citations never open the source dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Page, expect
+
+from knowledgeweb.knowledge import source_id
+from knowledgeweb.threads.services import message_append, thread_create
+from tests.e2e.watching import Watched
+
+pytestmark = pytest.mark.e2e
+
+OpenPage = Callable[..., tuple[Page, Watched]]
+
+TITLE = '<img src=x onerror="alert(1)"> Guide'
+EXCERPT = 'Step one: <script>alert(document.cookie)</script> then "><svg onload=alert(2)>.'
+DATASET = "<b onmouseover=alert(3)>Ops</b>"
+
+
+def test_a_hostile_genuine_source_is_shown_as_text_and_lookalike_links_open_nothing(
+    reader: tuple[User, Any], open_page: OpenPage
+) -> None:
+    thread = thread_create(owner=reader[0], title="<svg onload=alert(4)>")
+    record_id = source_id("local", TITLE, EXCERPT, DATASET)
+    handle = f"knowledge-source-{record_id}"
+    record = {
+        "id": record_id,
+        "provider": "local",
+        "title": TITLE,
+        "excerpt": EXCERPT,
+        "dataset_name": DATASET,
+    }
+    message_append(
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content=f"Results.\n\n[1] [citation:{TITLE}](#{handle})\n{EXCERPT}",
+        artifact={"knowledge_sources_version": 1, "knowledge_sources": [record]},
+        trusted=True,
+    )
+    message_append(
+        thread=thread,
+        type="ai",
+        content=(
+            f"Real [<img src=x onerror=alert(5)>](#{handle}). "
+            f"Lookalikes [upper](#knowledge-source-{record_id.upper()}) "
+            f"[absolute](https://evil.example/#{handle}) "
+            f"[doubled](#user-content-user-content-{handle})."
+        ),
+    )
+    page, watched = open_page(f"/threads/{thread.id}/")
+
+    citation = page.locator('a.citation[data-citation="resolved"]')
+    expect(citation).to_have_count(1)
+    citation.hover()
+    preview = page.locator("[data-citation-preview]")
+    expect(preview).to_be_visible()
+    assert preview.locator('[data-preview-field="title"]').text_content() == TITLE
+    citation.click()
+    dialog = page.locator("dialog[data-citation-dialog]")
+    expect(dialog).to_be_visible()
+    assert dialog.locator('[data-dialog-field="title"]').text_content() == TITLE
+    assert dialog.locator('[data-dialog-field="excerpt"]').text_content() == EXCERPT
+    assert dialog.locator('[data-dialog-field="dataset"]').text_content() == DATASET
+    assert dialog.locator("img, svg, script, b").count() == 0
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    for label in ("upper", "absolute"):
+        span = page.locator('span.citation[data-citation="malformed"]', has_text=label)
+        expect(span).to_have_count(1)
+        span.click()
+        expect(dialog).to_be_hidden()
+    page.locator("a", has_text="doubled").click()
+    expect(dialog).to_be_hidden()
+
+    live = page.evaluate(
+        """() => ({
+            images: document.querySelectorAll("img, svg").length,
+            bold: document.querySelectorAll("main b").length,
+            scripts: document.querySelectorAll("script").length,
+            clobbered: typeof window.citation_dialog,
+        })"""
+    )
+    assert live == {"images": 0, "bold": 0, "scripts": 1, "clobbered": "undefined"}
+    assert watched.dialogs == []
+    assert watched.errors == []
