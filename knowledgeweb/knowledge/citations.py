@@ -7,8 +7,8 @@ Accepted hrefs, exactly:
 
 Any other href whose fragment *looks like* a knowledge citation is
 *malformed*: its fragment, less an optional ``user-content-`` prefix, starts
-with ``knowledge-source`` or with ``knowledge-`` and six hex digits, in any case
-and whatever precedes the ``#``. That catches uppercase hex, a wrong length and
+with ``knowledge-source`` or with ``knowledge-`` and six hex digits, in any case,
+percent-encoded or not, and whatever precedes the ``#``. That catches uppercase hex, a wrong length and
 an absolute URL carrying such a fragment, while an ordinary heading link such
 as ``#knowledge-graphs`` stays an ordinary link.
 """
@@ -16,9 +16,11 @@ as ``#knowledge-graphs`` stays an ordinary link.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -31,7 +33,7 @@ USER_CONTENT_PREFIX = "user-content-"
 _ACCEPTED = re.compile(
     r"#(?:user-content-)?(knowledge-source-[a-f0-9]{32}|knowledge-[a-f0-9]{32}-[1-9][0-9]{0,2})"
 )
-_LOOKS_LIKE = re.compile(r"(?:user-content-)?knowledge-(?:source|[0-9a-f]{6})", re.IGNORECASE)
+_LOOKS_LIKE = re.compile(r"(?:user-content-)*knowledge-(?:source|[0-9a-f]{6})", re.IGNORECASE)
 # Characters that may continue a handle; a handle found in text must not be followed by one.
 _HANDLE_END = r"(?![A-Za-z0-9_-])"
 
@@ -58,7 +60,9 @@ def classify_href(href: str) -> tuple[HrefState, str | None]:
     _, hash_sign, fragment = href.partition("#")
     if not hash_sign:
         return "other", None
-    if _LOOKS_LIKE.match(fragment.strip()):
+    # Judge the fragment as a browser may: percent-decoded (``#knowledge%2Dsource-...``
+    # still scrolls to the panel entry) and with compatibility characters folded.
+    if _LOOKS_LIKE.match(unicodedata.normalize("NFKC", unquote(fragment)).strip()):
         return "malformed", None
     return "other", None
 

@@ -293,6 +293,12 @@ MALFORMED_HREFS = [
     "//evil.example/#knowledge-source-{id}",
     "/threads/#knowledge-source-{id}",
     "mailto:x@example.com#knowledge-source-{id}",
+    # Percent-encoded, compatibility-character and doubled-prefix look-alikes: a browser
+    # decodes the fragment and would land on the genuine panel entry.
+    "#knowledge%2Dsource-{id}",
+    "#%6Bnowledge-source-{id}",
+    "#\uff4bnowledge-source-{id}",
+    "#user-content-user-content-knowledge-source-{id}",
 ]
 
 

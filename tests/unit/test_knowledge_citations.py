@@ -115,3 +115,19 @@ def test_an_ordinary_heading_link_that_starts_with_knowledge_is_not_a_citation()
 def test_a_knowledge_shaped_fragment_in_any_case_is_malformed() -> None:
     assert classify_href("#Knowledge-Source-" + "A" * 32) == ("malformed", None)
     assert classify_href("#USER-CONTENT-knowledge-" + "ABCDEF" * 6 + "-1") == ("malformed", None)
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "#knowledge%2Dsource-" + "a" * 32,
+        "#%6Bnowledge-source-" + "a" * 32,
+        "#\uff4bnowledge-source-" + "a" * 32,
+        "#user-content-user-content-knowledge-source-" + "a" * 32,
+        "#knowledge-" + "a" * 32 + "%2D1",
+    ],
+)
+def test_an_encoded_or_doubled_look_alike_is_malformed_not_an_ordinary_link(href: str) -> None:
+    # A browser decodes the fragment and would land on the genuine panel entry.
+    assert classify_href(href) == ("malformed", None)
+    assert [c.state for c in find_citations(f"See [it]({href}).")] == ["malformed"]
