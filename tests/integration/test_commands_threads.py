@@ -159,3 +159,14 @@ def test_export_thread_refuses_a_bad_or_unknown_id(db: None) -> None:
         run("export_thread", "nope")
     with pytest.raises(CommandError, match="No thread 00000000-0000-4000-8000-000000000000"):
         run("export_thread", "00000000-0000-4000-8000-000000000000")
+
+
+def test_import_thread_refuses_a_file_nested_too_deeply_to_parse(user: User, tmp_path: Path) -> None:
+    deep = '[{"type": "ai", "content": "x", "artifact": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}]"
+    path = tmp_path / "deep.json"
+    path.write_text(deep, encoding="utf-8")
+
+    with pytest.raises(CommandError, match="nested too deeply to read as JSON"):
+        call_command("import_thread", str(path), owner=user.username)
+    assert Thread.objects.count() == 0
+    assert Message.objects.count() == 0

@@ -40,6 +40,8 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CommandError(f"{path} is not valid JSON: {exc}.") from exc
+        except RecursionError as exc:
+            raise CommandError(f"{path} is nested too deeply to read as JSON.") from exc
         if isinstance(document, list):
             document = {"messages": document}
         if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
