@@ -11,6 +11,7 @@ from django.test import Client
 
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 
 pytestmark = pytest.mark.django_db
 
@@ -96,6 +97,34 @@ def test_an_invalid_message_answers_422_and_writes_nothing(
     assert Message.objects.count() == 0
 
 
+@pytest.mark.parametrize("kind", ["ai", "human", "system"])
+def test_prose_over_the_length_limit_answers_422_and_writes_nothing(
+    api_client: Client, thread: Thread, kind: str
+) -> None:
+    # Markdown that costs seconds to parse would otherwise be paid on every report and export.
+    too_long = "[" * (MAX_PROSE_CHARS + 1)
+    response = post(api_client, f"/api/threads/{thread.id}/messages", {"type": kind, "content": too_long})
+    assert response.status_code == 422
+    assert response.json()["detail"] == (
+        f"content of a {kind} message is {MAX_PROSE_CHARS + 1} characters; the limit is {MAX_PROSE_CHARS}."
+    )
+    imported = post(
+        api_client, "/api/threads/import", {"title": "t", "messages": [{"type": kind, "content": too_long}]}
+    )
+    assert imported.status_code == 422
+    assert "message 1: content of a" in imported.json()["detail"]
+    assert (Thread.objects.count(), Message.objects.count()) == (1, 0)
+
+
+def test_prose_at_the_limit_and_longer_tool_output_are_stored(api_client: Client, thread: Thread) -> None:
+    for body in (
+        {"type": "ai", "content": "a" * MAX_PROSE_CHARS},
+        {"type": "tool", "content": "t" * 500_000},
+    ):
+        assert post(api_client, f"/api/threads/{thread.id}/messages", body).status_code == 201
+    assert Message.objects.count() == 2
+
+
 @pytest.mark.parametrize("path", ["/messages", "/import"])
 def test_a_body_that_is_not_json_answers_400_and_writes_nothing(
     api_client: Client, thread: Thread, path: str
@@ -127,7 +156,7 @@ def test_a_body_over_two_mebibytes_answers_413_and_writes_nothing(api_client: Cl
 
 
 def test_a_body_just_under_the_limit_is_accepted(api_client: Client, thread: Thread) -> None:
-    body = {"type": "human", "content": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE - 100)}
+    body = {"type": "tool", "content": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE - 100)}
     assert post(api_client, f"/api/threads/{thread.id}/messages", body).status_code == 201
 
 

@@ -24,6 +24,11 @@ from knowledgeweb.threads.text import unstorable_field
 # so the whole transaction is retried from the start.
 _MAX_ATTEMPTS = 40
 
+#: Human, AI and system messages are rendered as Markdown and scanned for citations on
+#: every report and export; past this size hostile Markdown costs seconds per request.
+#: Tool output is never parsed as Markdown, so only the request body limit bounds it.
+MAX_PROSE_CHARS = 100_000
+
 
 def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
     """SHA-256 hex of the content and the canonical JSON of the artifact."""
@@ -49,6 +54,10 @@ def message_build(
         )
     if not isinstance(content, str):
         raise MessageInvalidError("content must be a string.")
+    if type != MessageType.TOOL and len(content) > MAX_PROSE_CHARS:
+        raise MessageInvalidError(
+            f"content of a {type} message is {len(content)} characters; the limit is {MAX_PROSE_CHARS}."
+        )
     if artifact is not None and not isinstance(artifact, dict):
         raise MessageInvalidError("artifact must be a JSON object or null.")
     stored_artifact = artifact if trusted else strip_reserved_keys(artifact)

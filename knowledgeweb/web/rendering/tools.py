@@ -25,7 +25,9 @@ BlockKind = Literal["source", "unverified", "unattributed", "entity", "relation"
 
 _BLOCK_START = re.compile(r"\[([1-9][0-9]{0,5})\] ")
 _NEXT_BLOCK = re.compile(r"\n\n(?=\[[1-9][0-9]{0,5}\] )")
-_CITATION = re.compile(r"\[citation:([^\]\n]*)\]\((#[^)\s]*)\)")
+# A label never holds brackets (format_result swaps them for parentheses) and repeats are
+# bounded, so a hostile line of repeated "[citation:" costs linear time, not quadratic.
+_CITATION = re.compile(r"\[citation:([^\[\]\n]{0,2048})\]\((#[^)\s]{0,256})\)")
 _RELATION = re.compile(r"Graph relation \(unattributed graph fact\): (.*)")
 _ENTITY = re.compile(r"Graph entity(?: \(([^)\n]*)\))? \(unattributed graph fact\)(?:: (.*))?")
 _EVIDENCE_LINE = re.compile(r"Evidence: ((?:\[[1-9][0-9]{0,5}\](?:, )?)+)$")
