@@ -7,7 +7,13 @@ pydantic: this package must never import Django or httpx.
 
 from knowledgeweb.knowledge.accumulation import SourceAccumulator
 from knowledgeweb.knowledge.budget import enforce_output_budget
-from knowledgeweb.knowledge.citations import Citation, classify_href, contains_handle, find_citations
+from knowledgeweb.knowledge.citations import (
+    Citation,
+    classify_href,
+    contains_handle,
+    find_citations,
+    nesting_exceeded,
+)
 from knowledgeweb.knowledge.delegation import forward_sources
 from knowledgeweb.knowledge.formatting import format_result
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
@@ -41,6 +47,7 @@ __all__ = [
     "format_result",
     "forward_sources",
     "native_handle",
+    "nesting_exceeded",
     "read_sources",
     "shared_handle",
     "source_id",

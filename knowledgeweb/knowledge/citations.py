@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -72,20 +73,42 @@ def contains_handle(text: str, handle: str) -> bool:
     return re.search("#" + re.escape(handle) + _HANDLE_END, text) is not None
 
 
+#: markdown-it stops descending at this depth and silently drops what lies deeper.
+MAX_NESTING = 20
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # Raw HTML is not parsed: the viewer shows it as text, and citations are Markdown links only.
-    return MarkdownIt("commonmark", {"html": False})
+    return MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING})
+
+
+def nesting_exceeded(tokens: Sequence[Token]) -> bool:
+    """Whether a parse came near markdown-it's nesting limit.
+
+    Past the limit the parser drops content without a word, so a message nested
+    that deeply cannot be shown as formatted text without hiding part of it. Two
+    levels of margin: no honest answer nests eighteen deep.
+    """
+    limit = MAX_NESTING - 2
+    return any(
+        token.level >= limit or any(child.level >= limit for child in token.children or ())
+        for token in tokens
+    )
 
 
 def find_citations(markdown: str) -> list[Citation]:
     """Every citation link in ``markdown``, in order.
 
     Code spans, code blocks and images are text, not citations; links that are
-    not citations are ignored.
+    not citations are ignored. A message nested too deeply to parse whole has
+    none: the viewer shows it as plain text, where no link is live.
     """
+    tokens = _parser().parse(markdown)
+    if nesting_exceeded(tokens):
+        return []
     citations: list[Citation] = []
-    for token in _parser().parse(markdown):
+    for token in tokens:
         if token.type == "inline" and token.children:
             citations.extend(_inline_citations(token.children))
     return citations

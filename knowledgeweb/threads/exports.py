@@ -232,8 +232,9 @@ def _body(markdown: str, available: Mapping[str, Evidence] | None, references: _
     """Message text with its citations rewritten; ``available`` is None where citations are not read.
 
     If the rewritten text does not render as intended (a real parser finds a
-    ``#ref-`` link that is not one of the export's markers, raw HTML, or a block
-    left open), the message is shown verbatim in a code block instead.
+    ``#ref-`` link that is not one of the export's markers, raw HTML, a block
+    left open, or nesting so deep a parser would drop part of it), the message is
+    shown verbatim in a code block instead.
     """
     numbered = len(references.sources)
     markers: list[RenderedLink] = []
@@ -267,7 +268,7 @@ def _body(markdown: str, available: Mapping[str, Evidence] | None, references: _
         text = text.rstrip("\n") + "\n" + inspection.open_fence
         inspection = inspect_markdown(text)
     anchored = [link for link in inspection.links if targets_reference_anchor(link.href)]
-    if inspection.closed and not inspection.raw_html and anchored == markers:
+    if inspection.closed and not inspection.raw_html and not inspection.too_deep and anchored == markers:
         return text.rstrip("\n")
     references.forget_after(numbered)
     return "*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n" + _fenced(markdown)

@@ -27,6 +27,9 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.helpers import parseLinkDestination, parseLinkTitle
 from markdown_it.token import Token
 
+from knowledgeweb.knowledge import nesting_exceeded
+from knowledgeweb.knowledge.citations import MAX_NESTING
+
 
 @dataclass(frozen=True, slots=True)
 class Link:
@@ -68,13 +71,13 @@ _HTML_START = re.compile(r"<[A-Za-z/!?]")
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False})
+    return MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING})
 
 
 @lru_cache(maxsize=1)
 def _renderer_parser() -> MarkdownIt:
     # As a Markdown renderer reading the export would: raw HTML on.
-    return MarkdownIt("commonmark", {"html": True})
+    return MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING})
 
 
 def rewrite_links(
@@ -326,6 +329,8 @@ class Inspection:
     raw_html: bool
     closed: bool
     open_fence: str | None
+    # Nested past the parser's limit: part of the text would silently vanish.
+    too_deep: bool = False
 
 
 def inspect_markdown(markdown: str) -> Inspection:
@@ -344,7 +349,13 @@ def inspect_markdown(markdown: str) -> Inspection:
     closed = tail == [("paragraph_open", 0, ""), ("inline", 1, _SENTINEL), ("paragraph_close", 0, "")]
     last = tokens[-1] if tokens else None
     open_fence = last.markup if last is not None and last.type == "fence" and last.level == 0 else None
-    return Inspection(links=tuple(links), raw_html=raw_html, closed=closed, open_fence=open_fence)
+    return Inspection(
+        links=tuple(links),
+        raw_html=raw_html,
+        closed=closed,
+        open_fence=open_fence,
+        too_deep=nesting_exceeded(tokens),
+    )
 
 
 def _inline_links(children: list[Token]) -> tuple[list[RenderedLink], bool]:

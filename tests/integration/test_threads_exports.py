@@ -374,3 +374,16 @@ def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_and
     )
     assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
     assert "Other" not in text.rsplit(GENUINE_RULE, 1)[1]
+
+
+def test_a_message_nested_past_the_parsers_limit_is_exported_whole_and_verbatim(
+    thread: Thread, append_retrieval: Append
+) -> None:
+    guide, _ = message_sources(append_retrieval(thread, RESULT))
+    content = "> " * 25 + f"A claim a parser would drop [the guide](#{guide})."
+    message_append(thread=thread, type="ai", content=content)
+    text = thread_export(thread=thread, format="markdown").content
+    body = section(text, "## 2. AI")
+    assert body.startswith("*Shown verbatim: this message's Markdown could not be rendered safely.*")
+    assert content in body
+    assert reference_links(text) == []

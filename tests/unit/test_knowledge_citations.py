@@ -131,3 +131,12 @@ def test_an_encoded_or_doubled_look_alike_is_malformed_not_an_ordinary_link(href
     # A browser decodes the fragment and would land on the genuine panel entry.
     assert classify_href(href) == ("malformed", None)
     assert [c.state for c in find_citations(f"See [it]({href}).")] == ["malformed"]
+
+
+def test_a_message_nested_past_the_parsers_limit_has_no_citations() -> None:
+    # The parser would drop what lies deeper; the viewer shows such text as written instead.
+    link = "Claim [x](#knowledge-source-" + "a" * 32 + ")."
+    # 18 deep still parses whole, but sits at the limit's margin: treated like deeper text.
+    for depth in (18, 25):
+        assert find_citations("> " * depth + link) == []
+    assert [c.state for c in find_citations("> " * 16 + link)] == ["candidate"]

@@ -181,3 +181,14 @@ def test_it_counts_each_markdown_render() -> None:
     render_assistant_content("one", {})
     render_assistant_content("two", {})
     assert render_counter.count == 2
+
+
+def test_a_message_nested_too_deeply_is_shown_whole_as_text_with_a_notice() -> None:
+    hidden = "the claim a parser would drop"
+    text = "> " * 25 + "- " * 3 + hidden + " [x](#knowledge-source-" + "a" * 32 + ")"
+    rendered = render_assistant_content(text, {})
+    assert hidden in rendered.html
+    assert "nested too deeply" in rendered.html
+    assert "data-citation" not in rendered.html
+    assert "<a " not in rendered.html
+    assert rendered.verdicts == ()

@@ -20,6 +20,9 @@ from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from knowledgeweb.knowledge import nesting_exceeded
+from knowledgeweb.knowledge.citations import MAX_NESTING
+
 
 def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     token = tokens[idx]
@@ -28,14 +31,27 @@ def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: Option
 
 
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False})
+    md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING})
     md.add_render_rule("image", _image_as_text)
     return md
 
 
 _MARKDOWN = _parser()
 
+TOO_DEEP_NOTICE = (
+    "This message is nested too deeply to show as formatted text without hiding part of it. "
+    "It is shown exactly as written, and its links are not followed or checked."
+)
+
 
 def markdown_to_html(text: str) -> str:
-    """Render CommonMark to HTML with raw HTML escaped as text."""
-    return _MARKDOWN.render(text)
+    """Render CommonMark to HTML with raw HTML escaped as text.
+
+    A message nested deeper than the parser goes is shown as written instead, the
+    same decision ``find_citations`` takes, so nothing is hidden from the reader.
+    """
+    env: EnvType = {}
+    tokens = _MARKDOWN.parse(text, env)
+    if nesting_exceeded(tokens):
+        return f"<p><em>{TOO_DEEP_NOTICE}</em></p>\n<pre><code>{escapeHtml(text)}</code></pre>\n"
+    return _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, env)
