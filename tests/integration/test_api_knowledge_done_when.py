@@ -18,18 +18,15 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.providers.client import transport_override
 from knowledgeweb.threads.models import Message
 from knowledgeweb.threads.services import token_create
-from tests.unit.test_providers_synthetic import (
-    LIGHTRAG_KEY,
+from tests.synthetic import (
     LIGHTRAG_URL,
-    RAGFLOW_KEY,
     RAGFLOW_URL,
     Upstream,
-    by_host,
     lightrag_routes,
     ragflow_routes,
+    serving,
     synthetic_lightrag_chunk,
     synthetic_lightrag_entity,
     synthetic_lightrag_relationship,
@@ -68,20 +65,12 @@ def lightrag(request: httpx.Request) -> httpx.Response:
 
 @pytest.fixture
 def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Upstream]:
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
     ragflow_chunk = synthetic_ragflow_chunk(content="Synthetic: Acme anvils carry a two-year warranty.")
-    server = Upstream(
-        by_host(
-            {
-                "ragflow.example.test": ragflow_routes(
-                    retrieval=synthetic_ragflow_retrieval([ragflow_chunk])
-                ),
-                "lightrag.example.test": lightrag_routes(lightrag),
-            }
-        )
-    )
-    with transport_override(server.transport):
+    with serving(
+        monkeypatch,
+        ragflow=ragflow_routes(retrieval=synthetic_ragflow_retrieval([ragflow_chunk])),
+        lightrag=lightrag_routes(lightrag),
+    ) as server:
         yield server
 
 

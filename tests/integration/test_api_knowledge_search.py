@@ -15,7 +15,7 @@ from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create, token_create
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     RAGFLOW_KEY,

@@ -16,7 +16,7 @@ from knowledgeweb.retrieval import RetrievalInvalidError, RetrievalRefusedError,
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message
 from knowledgeweb.threads.services import thread_create
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     RAGFLOW_KEY,

@@ -21,8 +21,7 @@ from knowledgeweb.knowledge import RESERVED_KEYS, RetrievalHit, RetrievalResult,
 from knowledgeweb.providers.client import MAX_BODY_BYTES, transport_override
 from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search, service
 from knowledgeweb.threads.models import Message, Thread
-from tests.unit.test_providers_ragflow_scope import InFlight
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     RAGFLOW_KEY,
@@ -43,6 +42,7 @@ from tests.unit.test_providers_synthetic import (
     synthetic_ragflow_error,
     synthetic_ragflow_retrieval,
 )
+from tests.unit.test_providers_ragflow_scope import InFlight
 
 pytestmark = pytest.mark.django_db
 KEYS = (RAGFLOW_KEY, LIGHTRAG_KEY)

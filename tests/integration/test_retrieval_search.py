@@ -13,20 +13,18 @@ from django.contrib.auth.models import User
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult
-from knowledgeweb.providers.client import transport_override
 from knowledgeweb.providers.ragflow import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_record, retrieval_search, service
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
-from tests.unit.test_providers_synthetic import (
-    LIGHTRAG_KEY,
+from tests.synthetic import (
     LIGHTRAG_URL,
     RAGFLOW_KEY,
     RAGFLOW_URL,
     Upstream,
-    by_host,
     lightrag_routes,
     ragflow_routes,
+    serving,
     synthetic_lightrag_chunk,
     synthetic_lightrag_entity,
     synthetic_lightrag_relationship,
@@ -82,20 +80,14 @@ def lightrag_answer(request: httpx.Request) -> httpx.Response:
 
 @pytest.fixture
 def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Upstream]:
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
     chunk = synthetic_ragflow_chunk(dataset_id="dsA")
-    server = Upstream(
-        by_host(
-            {
-                "ragflow.example.test": ragflow_routes(
-                    retrieval=synthetic_ragflow_retrieval([chunk]), datasets=DATASETS, documents=documents
-                ),
-                "lightrag.example.test": lightrag_routes(lightrag_answer),
-            }
-        )
-    )
-    with transport_override(server.transport):
+    with serving(
+        monkeypatch,
+        ragflow=ragflow_routes(
+            retrieval=synthetic_ragflow_retrieval([chunk]), datasets=DATASETS, documents=documents
+        ),
+        lightrag=lightrag_routes(lightrag_answer),
+    ) as server:
         yield server
 
 

@@ -26,7 +26,7 @@ from knowledgeweb.knowledge import source_id
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     Upstream,

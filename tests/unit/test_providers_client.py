@@ -25,7 +25,7 @@ from knowledgeweb.providers.errors import (
     ProviderUnavailableError,
     ResponseTooLargeError,
 )
-from tests.unit.test_providers_synthetic import RAGFLOW_KEY, RAGFLOW_URL, Upstream
+from tests.synthetic import RAGFLOW_KEY, RAGFLOW_URL, Upstream
 
 
 def connection(upstream: Upstream, *, timeout: float = 7) -> Connection:

@@ -17,7 +17,7 @@ from knowledgeweb.providers.errors import (
     UnsupportedToolError,
 )
 from knowledgeweb.providers.lightrag import LightragProvider, lightrag_connection
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     Upstream,

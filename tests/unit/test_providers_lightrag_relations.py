@@ -9,7 +9,7 @@ import pytest
 from knowledgeweb.knowledge import format_result, read_sources
 from knowledgeweb.knowledge.types import RetrievalResult
 from knowledgeweb.providers.lightrag import LightragProvider, lightrag_connection
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
     Upstream,

@@ -19,7 +19,7 @@ from knowledgeweb.providers.errors import (
 )
 from knowledgeweb.providers.ragflow import RagflowProvider, ragflow_connection
 from knowledgeweb.providers.ragflow.chunks import pages_from_positions
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     RAGFLOW_KEY,
     RAGFLOW_URL,
     Upstream,

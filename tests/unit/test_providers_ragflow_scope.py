@@ -11,7 +11,7 @@ import pytest
 from knowledgeweb.providers.errors import ProviderAuthError, ScopeRejectedError
 from knowledgeweb.providers.ragflow import DatasetSelection, RagflowProvider, ragflow_connection
 from knowledgeweb.providers.ragflow.documents import BATCH_SIZE
-from tests.unit.test_providers_synthetic import (
+from tests.synthetic import (
     RAGFLOW_KEY,
     RAGFLOW_URL,
     Handler,

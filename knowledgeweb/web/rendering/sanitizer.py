@@ -30,11 +30,11 @@ from bleach import html5lib_shim
 from bleach.sanitizer import BleachSanitizerFilter, Cleaner
 
 from knowledgeweb.knowledge import classify_href
+from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 
 Token = dict[str, Any]
 TokenFilter = Callable[..., Any]
 
-USER_CONTENT_PREFIX = "user-content-"
 
 ALLOWED_TAGS = frozenset(
     {
