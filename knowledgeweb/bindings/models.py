@@ -19,6 +19,12 @@ class KnowledgeBinding(models.Model):
     """
 
     name = models.CharField(max_length=100, unique=True)
+    title = models.CharField(
+        "display name", max_length=100, blank=True, help_text="What readers see, e.g. 'Product docs'."
+    )
+    description = models.CharField(
+        max_length=200, blank=True, help_text="One line telling readers what this source holds."
+    )
     provider = models.CharField(max_length=16, choices=BindingProvider.choices)
     base_url = models.CharField("base URL", max_length=2048, blank=True)
     api_key_env = models.CharField(
@@ -36,6 +42,10 @@ class KnowledgeBinding(models.Model):
     timeout = models.PositiveSmallIntegerField(default=30, help_text="Seconds, 1-120.")
     scope = models.CharField(max_length=16, choices=BindingScope.choices, default=BindingScope.ALL)
     selection = models.JSONField(default=list, blank=True)
+    query_modes = models.JSONField(
+        default=list, blank=True, help_text="LightRAG query modes a search may pick; empty means the default."
+    )
+    default_mode = models.CharField(max_length=16, blank=True, help_text="LightRAG query mode used by default.")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -20,6 +20,15 @@ class Thread(models.Model):
     agent_name = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Tallies kept current by the services that write messages, so that quotas and the
+    # thread list never have to aggregate or render a thread's messages.
+    message_count = models.PositiveIntegerField(default=0, editable=False)
+    content_bytes = models.PositiveBigIntegerField(
+        default=0, editable=False, help_text="UTF-8 bytes of every message's content and artifact."
+    )
+    citations_resolved = models.PositiveIntegerField(default=0, editable=False)
+    citations_unresolved = models.PositiveIntegerField(default=0, editable=False)
+    citations_malformed = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-created_at"]
