@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Count, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -64,13 +63,6 @@ class ThreadAdmin(admin.ModelAdmin):
     fields = ("id", "owner", "title", "agent_name", "created_at", "updated_at")
     readonly_fields = ("id", "owner", "created_at", "updated_at")
     inlines = (MessageInline,)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Thread]:
-        return super().get_queryset(request).annotate(_message_count=Count("messages"))
-
-    @admin.display(description="messages", ordering="_message_count")
-    def message_count(self, thread: Thread) -> int:
-        return int(getattr(thread, "_message_count", 0))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Threads are created by their owners (API, web, import), never on someone's behalf here.

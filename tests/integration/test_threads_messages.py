@@ -159,4 +159,25 @@ def test_it_lists_only_the_owners_threads_with_message_counts(user: User, other_
     message_append(thread=mine, type="human", content="q")
     thread_create(owner=other_user, title="theirs")
     listed = list(thread_list_for_owner(owner=user))
-    assert [(t.title, t.message_count) for t in listed] == [("mine", 1)]  # type: ignore[attr-defined]
+    assert [(t.title, t.message_count) for t in listed] == [("mine", 1)]
+
+
+def test_appends_keep_the_threads_message_count_and_bytes(thread: Thread) -> None:
+    message_append(thread=thread, type="human", content="héllo")
+    message_append(thread=thread, type="ai", content="ok", artifact={"k": "é"})
+    thread.refresh_from_db()
+    # "héllo" is 6 UTF-8 bytes, "ok" 2, and {"k":"é"} 10.
+    assert (thread.message_count, thread.content_bytes) == (2, 18)
+
+
+def test_the_backfill_migration_counts_threads_written_before_the_tallies(thread: Thread) -> None:
+    from importlib import import_module
+
+    from django.apps import apps
+
+    message_append(thread=thread, type="human", content="héllo")
+    Thread.objects.filter(pk=thread.pk).update(message_count=0, content_bytes=0)
+    migration = import_module("knowledgeweb.threads.migrations.0003_backfill_thread_tallies")
+    migration.backfill(apps, None)
+    thread.refresh_from_db()
+    assert (thread.message_count, thread.content_bytes) == (1, 6)

@@ -11,7 +11,7 @@ from django.db import transaction
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.imports import message_fields_from_json
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services.messages import message_build
+from knowledgeweb.threads.services.messages import message_build, message_bytes
 from knowledgeweb.threads.services.threads import thread_create
 
 #: An import larger than this is refused before anything is read.
@@ -62,4 +62,9 @@ def thread_import(
             message.thread = thread
             message.seq = seq
         Message.objects.bulk_create(built)
+        thread.message_count = len(built)
+        thread.content_bytes = sum(message_bytes(content=m.content, artifact=m.artifact) for m in built)
+        Thread.objects.filter(pk=thread.pk).update(
+            message_count=thread.message_count, content_bytes=thread.content_bytes
+        )
     return thread

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from knowledgeweb.knowledge import strip_reserved_keys
@@ -34,6 +34,16 @@ def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
     """SHA-256 hex of the content and the canonical JSON of the artifact."""
     canonical = json.dumps([content, artifact], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def message_bytes(*, content: str, artifact: Any) -> int:
+    """What a message weighs against the byte quotas: UTF-8 content plus the artifact's JSON."""
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if artifact is not None:
+        size += len(
+            json.dumps(artifact, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        )
+    return size
 
 
 def message_build(
@@ -119,7 +129,12 @@ def message_append(
                 last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
                 message.seq = last + 1
                 message.save()
-                Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
+                Thread.objects.filter(pk=thread.pk).update(
+                    updated_at=timezone.now(),
+                    message_count=F("message_count") + 1,
+                    content_bytes=F("content_bytes")
+                    + message_bytes(content=message.content, artifact=message.artifact),
+                )
             return message
         except (IntegrityError, OperationalError) as exc:
             message._state.adding = True
