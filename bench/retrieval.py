@@ -132,7 +132,8 @@ def main() -> int:
     ok = True
     for delay in (0.0, 0.05):
         Upstream.delay = delay
-        api(), bare()  # warm both paths once
+        api()  # warm both paths once
+        bare()
         medians = interleaved_medians({"bare": bare, "api": api}, repeat=REPEAT)
         bare_s, api_s = medians["bare"], medians["api"]
         print(f" provider answering after {delay * 1000:.0f} ms")

@@ -42,7 +42,7 @@ def _sources(content: str, artifact: dict[str, Any]) -> list[Source]:
 
 
 def retrieve(
-    thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: int
+    thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: Any
 ) -> tuple[Message, list[Source]]:
     """What the retrieval service does: format the result and append it as a trusted tool message."""
     content, artifact = format_result(RetrievalResult(provider=provider, query="q", hits=hits), **budget)

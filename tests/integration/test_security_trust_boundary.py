@@ -300,7 +300,8 @@ def test_session_writes_without_the_csrf_token_are_refused_and_write_nothing(use
         "/api/knowledge/search": {"tool": "knowledge_search", "query": "q", "thread_id": str(thread.id)},
     }
     for url, body in attempts.items():
-        for headers in ({}, {"HTTP_AUTHORIZATION": "Basic YWxpY2U6YWxpY2UtcGFzc3dvcmQtMQ=="}):
+        no_headers: dict[str, Any] = {}
+        for headers in (no_headers, {"HTTP_AUTHORIZATION": "Basic YWxpY2U6YWxpY2UtcGFzc3dvcmQtMQ=="}):
             response = browser.post(url, json.dumps(body), content_type="application/json", **headers)
             assert response.status_code == 403, (url, response.content)
             assert "CSRF" in response.json()["detail"]
