@@ -90,8 +90,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from knowledgeweb.accounts.services import token_create
     from knowledgeweb.bindings.services import binding_create
-    from knowledgeweb.threads.services import token_create
 
     Upstream.payload = lightrag_payload()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)

@@ -11,9 +11,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result, source_id
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import message_append, thread_create, token_create
+from knowledgeweb.threads.services import message_append, thread_create
 
 _HANDLE = re.compile(r"\(#(knowledge-source-[a-f0-9]{32}|knowledge-[a-f0-9]{32}-[0-9]+)\)")
 

@@ -8,9 +8,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.threads.models import ApiToken, Message, Thread
-from knowledgeweb.threads.services import thread_create, token_create
-from knowledgeweb.threads.tokens import token_digest
+from knowledgeweb.accounts.models import ApiToken
+from knowledgeweb.accounts.services import token_create
+from knowledgeweb.accounts.tokens import token_digest
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services import thread_create
 
 pytestmark = pytest.mark.django_db
 

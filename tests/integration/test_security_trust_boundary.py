@@ -17,9 +17,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import message_append, thread_create, token_create
+from knowledgeweb.threads.services import message_append, thread_create
 
 pytestmark = pytest.mark.django_db
 
