@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "knowledgeweb.bindings",
     "knowledgeweb.library",
     "knowledgeweb.web",
+    "knowledgeweb.mcp_server",
 ]
 
 MIDDLEWARE = [
