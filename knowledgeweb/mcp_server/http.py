@@ -70,7 +70,7 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 #: Where the guard leaves the caller for the tool handlers, in the ASGI scope.
 _CALLER_SCOPE_KEY = "knowledgeweb.caller"
-_MISSING_TOKEN = "Authentication required: send 'Authorization: Bearer <token>' (manage.py create_token)."
+_MISSING_TOKEN = "Authentication required: send 'Authorization: Bearer <token>' (manage.py create_token)."  # noqa: S105 - a message
 
 
 def allowed_origins() -> frozenset[str]:
@@ -111,7 +111,9 @@ def _authenticate(raw_token: str, client_address: str) -> User:
         close_old_connections()
 
 
-async def _respond(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+async def _respond(
+    send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> None:
     payload = {key: value for key, value in body.items() if key != "status"}
     content = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     raw_headers = [
@@ -185,12 +187,12 @@ class McpGuard:
         """Refuse the request (``_Refused``) or hand back its body, read and checked."""
         headers = Headers(scope=scope)
         if scope["path"] != MCP_PATH:
-            raise _Refused(404, {"detail": f"Not found: the MCP endpoint is {MCP_PATH}.", "code": "not_found"})
+            raise _Refused(
+                404, {"detail": f"Not found: the MCP endpoint is {MCP_PATH}.", "code": "not_found"}
+            )
         host = headers.get("host")
         if not host_allowed(host):
-            raise _Refused(
-                400, {"detail": f"Host {host!r} is not in ALLOWED_HOSTS.", "code": "host_refused"}
-            )
+            raise _Refused(400, {"detail": f"Host {host!r} is not in ALLOWED_HOSTS.", "code": "host_refused"})
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/").lower() not in self.origins:
             raise _Refused(
@@ -219,11 +221,15 @@ class McpGuard:
             content_type = headers.get("content-type", "")
             if not content_type.lower().startswith("application/json"):
                 raise _Refused(
-                    400, {"detail": "A POST must carry 'Content-Type: application/json'.", "code": "invalid_request"}
+                    400,
+                    {
+                        "detail": "A POST must carry 'Content-Type: application/json'.",
+                        "code": "invalid_request",
+                    },
                 )
             receive = await _read_body(headers, receive)
         scope["user"] = AuthenticatedUser(
-            AccessToken(token="", client_id=f"knowledgeweb-user-{user.pk}", scopes=[], subject=str(user.pk))  # noqa: S106 - no token kept
+            AccessToken(token="", client_id=f"knowledgeweb-user-{user.pk}", scopes=[], subject=str(user.pk))
         )
         scope[_CALLER_SCOPE_KEY] = (user, token_digest(raw_token), headers.get(AGENT_HEADER))
         return receive
@@ -272,5 +278,7 @@ def build_app() -> McpGuard:
         async with manager.run():
             yield
 
-    starlette = Starlette(routes=[Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+    starlette = Starlette(
+        routes=[Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan
+    )
     return McpGuard(starlette, origins=allowed_origins())

@@ -25,6 +25,7 @@ from urllib.parse import quote
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
+from mcp import MCPError
 
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
@@ -134,6 +135,15 @@ def shared_db(tmp_path: Path, setup: Setup) -> SharedDatabase:
     return SharedDatabase(tmp_path)
 
 
+def mcp_errors(exc: BaseException) -> list[MCPError]:
+    """The MCP errors in what the SDK's client raised (it raises them inside task groups)."""
+    if isinstance(exc, MCPError):
+        return [exc]
+    if isinstance(exc, BaseExceptionGroup):
+        return [found for inner in exc.exceptions for found in mcp_errors(inner)]
+    return []
+
+
 @dataclass
 class HttpServer:
     url: str
@@ -149,7 +159,7 @@ def http_server(db: SharedDatabase, log: Path, **env: str) -> Iterator[HttpServe
     """``manage.py mcp_http --port 0`` over the shared database, stopped on exit."""
     db.hand_over()
     with log.open("w", encoding="utf-8") as err:
-        process = subprocess.Popen(  # noqa: S603 - our own command
+        process = subprocess.Popen(
             [sys.executable, "manage.py", "mcp_http", "--host", "127.0.0.1", "--port", "0"],
             cwd=ROOT,
             env=db.environment(**env),
@@ -167,7 +177,8 @@ def http_server(db: SharedDatabase, log: Path, **env: str) -> Iterator[HttpServe
         except Empty:
             pytest.fail(f"mcp_http did not start: {log.read_text(encoding='utf-8')}")
         url = first.strip().rsplit(" ", 1)[-1]
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), first
+        assert url.startswith("http://127.0.0.1:"), first
+        assert url.endswith("/mcp"), first
         yield HttpServer(url=url, process=process, log=log)
     finally:
         process.terminate()

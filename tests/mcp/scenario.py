@@ -116,7 +116,9 @@ async def agent_session(client: Client, expected: ApiAnswers) -> Received:
     # A real source of this index that was never retrieved in the thread, and an invented one.
     unretrieved = CITATION.findall(expected.search_elsewhere["content"])[0]
     got.answer_text = (
-        "Owls hunt at night " + " ".join(got.genuine) + f". Herons fish {unretrieved}; atlases agree {INVENTED}."
+        "Owls hunt at night "
+        + " ".join(got.genuine)
+        + f". Herons fish {unretrieved}; atlases agree {INVENTED}."
     )
     got.answer = await client.call_tool(
         "append_answer", {"thread_id": got.thread["id"], "content": got.answer_text}

@@ -15,11 +15,14 @@ from mcp_types import CallToolResult
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.threads.models import Thread
-from tests.mcp.conftest import Setup, SharedDatabase, http_server
+from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
 
 MODERN = "2026-07-28"
-TOO_LARGE = {"detail": "The request body is larger than the API's limit of 2097152 bytes.", "code": "too_large"}
+TOO_LARGE = {
+    "detail": "The request body is larger than the API's limit of 2097152 bytes.",
+    "code": "too_large",
+}
 
 
 def _client(url: str, token: str, **headers: str) -> tuple[httpx2.AsyncClient, Client]:
@@ -53,14 +56,6 @@ def _create_thread_request(title: str, **extra_arguments: Any) -> tuple[dict[str
     return headers, json.dumps(body).encode("utf-8")
 
 
-def _mcp_errors(exc: BaseException) -> list[MCPError]:
-    if isinstance(exc, MCPError):
-        return [exc]
-    if isinstance(exc, BaseExceptionGroup):
-        return [found for inner in exc.exceptions for found in _mcp_errors(inner)]
-    return []
-
-
 def test_an_agent_over_http_gets_the_apis_evidence_and_refusals_and_a_verified_loop(
     setup: Setup, shared_db: SharedDatabase, tmp_path: Path
 ) -> None:
@@ -77,7 +72,7 @@ def test_an_agent_over_http_gets_the_apis_evidence_and_refusals_and_a_verified_l
             async with http, client:
                 await client.list_tools()
         except BaseException as exc:  # the SDK raises inside its task groups
-            return _mcp_errors(exc)
+            return mcp_errors(exc)
         return []
 
     with http_server(shared_db, tmp_path / "server.log") as server:
@@ -94,7 +89,8 @@ def test_an_agent_over_http_gets_the_apis_evidence_and_refusals_and_a_verified_l
     assert raw.json() == {**expected.wrong_token, "code": "unauthenticated"}
     assert raw.headers["WWW-Authenticate"] == 'Bearer realm="knowledgeweb"'
     text = log()
-    assert "mcp tool=knowledge_search" in text and "mcp_http method=POST path=/mcp status=200" in text
+    assert "mcp tool=knowledge_search" in text
+    assert "mcp_http method=POST path=/mcp status=200" in text
     assert "status=401" in text
     assert setup.alice_token not in text
 
@@ -111,7 +107,9 @@ def test_the_http_guard_refuses_foreign_origins_hosts_tokens_and_bodies_as_json(
             return await client.call_tool("knowledge_search", {"query": "owls"})
 
     responses: dict[str, httpx.Response] = {}
-    with http_server(shared_db, tmp_path / "server.log", MCP_ALLOWED_ORIGINS="https://agent.example") as server:
+    with http_server(
+        shared_db, tmp_path / "server.log", MCP_ALLOWED_ORIGINS="https://agent.example"
+    ) as server:
         url = server.url
 
         def post(name: str, title: str, *, content: bytes | None = None, **headers: str) -> None:
@@ -160,7 +158,10 @@ def test_the_http_guard_refuses_foreign_origins_hosts_tokens_and_bodies_as_json(
     )
     assert outcome("no token")[0] == 401
     assert outcome("no token")[1]["code"] == "unauthenticated"
-    assert outcome("wrong token") == (401, {"detail": "Invalid or revoked API token.", "code": "unauthenticated"})
+    assert outcome("wrong token") == (
+        401,
+        {"detail": "Invalid or revoked API token.", "code": "unauthenticated"},
+    )
     assert outcome("not json") == (
         400,
         {"detail": "A POST must carry 'Content-Type: application/json'.", "code": "invalid_request"},

@@ -36,7 +36,9 @@ def test_an_agent_on_stdio_gets_the_apis_evidence_and_refusals_and_a_verified_lo
 
     async def session() -> tuple[Received, CallToolResult]:
         with log.open("w", encoding="utf-8") as errlog:
-            async with Client(stdio_client(_parameters(shared_db, setup.alice_token), errlog=errlog)) as client:
+            async with Client(
+                stdio_client(_parameters(shared_db, setup.alice_token), errlog=errlog)
+            ) as client:
                 got = await agent_session(client, expected)
                 # Revoked while the host keeps the server running: the next call is refused.
                 shared_db.revoke_tokens(setup.alice)
@@ -57,7 +59,8 @@ def test_an_agent_on_stdio_gets_the_apis_evidence_and_refusals_and_a_verified_lo
     # One log line per call, naming the user and the outcome, never the token or the query.
     text = log.read_text(encoding="utf-8")
     assert f"mcp tool=knowledge_search user={setup.alice.pk} agent='mcp' status=200" in text
-    assert "mcp tool=entity_relations_search" in text and "code=binding_unavailable" in text
+    assert "mcp tool=entity_relations_search" in text
+    assert "code=binding_unavailable" in text
     assert setup.alice_token not in text
     assert QUERY not in text
 
@@ -74,7 +77,7 @@ def test_the_stdio_server_refuses_to_start_without_a_valid_token(
 ) -> None:
     shared_db.hand_over()
     try:
-        done = subprocess.run(  # noqa: S603 - our own command
+        done = subprocess.run(
             [sys.executable, "manage.py", "mcp_server"],
             cwd=ROOT,
             env=shared_db.environment(KNOWLEDGEWEB_TOKEN=token),
@@ -89,7 +92,8 @@ def test_the_stdio_server_refuses_to_start_without_a_valid_token(
     assert done.returncode == 1
     assert message in done.stderr
     assert done.stdout == ""  # the protocol's wire stays clean
-    assert Message.objects.count() == 0 and Thread.objects.count() == 0
+    assert Message.objects.count() == 0
+    assert Thread.objects.count() == 0
 
 
 def test_the_agent_name_comes_from_the_hosts_setting_before_the_clients_name(
