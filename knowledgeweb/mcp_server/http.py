@@ -39,7 +39,7 @@ import anyio.to_thread
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import RequestDataTooBig
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -108,7 +108,7 @@ def _authenticate(raw_token: str, client_address: str) -> User:
         limits.failed_token_check(client_address=client_address)
         raise
     finally:
-        close_old_connections()
+        connections.close_all()  # see server._in_worker
 
 
 async def _respond(

@@ -9,8 +9,8 @@ error, which the model sees and can act on: "name one with 'binding'"), whose
 ``structuredContent`` and text are the API's JSON error body plus ``status`` and ``code``.
 An unknown tool is a protocol error (JSON-RPC invalid params), as the specification asks.
 
-Every call runs in a worker thread (the ORM is synchronous) between the same connection
-hygiene Django applies around a request, and leaves one log line: tool, user, agent,
+Every call runs in a worker thread (the ORM is synchronous) and closes its database
+connection when done, and leaves one log line: tool, user, agent,
 status, code and duration. Never the token, the query or the arguments.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 import mcp_types as types
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -75,12 +75,13 @@ def tool_definitions() -> list[types.Tool]:
 
 
 def _in_worker(call: Callable[[], ToolResult]) -> ToolResult:
-    # What Django's request_started/request_finished signals do around a request.
     close_old_connections()
     try:
         return call()
     finally:
-        close_old_connections()
+        # Closed, not kept for CONN_MAX_AGE: the SDK's worker threads come and go (idle ones
+        # exit), and a connection left in a thread that exits stays open on the server.
+        connections.close_all()
 
 
 def build_server(*, caller_source: CallerSource, version: str = "") -> Server[Any]:

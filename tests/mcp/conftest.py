@@ -108,12 +108,15 @@ class SharedDatabase:
                 source.backup(connection.connection)
 
     def revoke_tokens(self, user: User) -> None:
-        """Revoke ``user``'s tokens while a server runs (it must notice at the next call)."""
+        """Revoke ``user``'s tokens while a server runs (it must notice at the next call).
+
+        Called from a worker thread, since the test is inside the event loop then."""
         if self.file is not None:
             with sqlite3.connect(self.file) as db:
                 db.execute("UPDATE threads_apitoken SET is_active = 0 WHERE user_id = ?", (user.pk,))
         else:
             ApiToken.objects.filter(user=user).update(is_active=False)
+            connection.close()  # called from a worker thread: leave no connection behind
 
     def environment(self, **extra: str) -> dict[str, str]:
         env = {

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -41,7 +42,7 @@ def test_an_agent_on_stdio_gets_the_apis_evidence_and_refusals_and_a_verified_lo
             ) as client:
                 got = await agent_session(client, expected)
                 # Revoked while the host keeps the server running: the next call is refused.
-                shared_db.revoke_tokens(setup.alice)
+                await anyio.to_thread.run_sync(shared_db.revoke_tokens, setup.alice)
                 revoked = await client.call_tool("create_thread", {"title": "After revocation"})
                 return got, revoked
 
