@@ -9,18 +9,29 @@ import json
 from typing import Any
 
 import anyio
+import httpx
 import jsonschema
 import pytest
 from django.test import Client as DjangoClient
 from mcp import Client
 from mcp_types import INVALID_PARAMS, CallToolResult, Implementation
 
+from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.mcp_server import tools
 from knowledgeweb.mcp_server.server import build_server, tool_definitions
 from knowledgeweb.mcp_server.stdio import stdio_caller_source
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create
 from tests.mcp.conftest import QUERY, Setup, mcp_errors
+from tests.synthetic import (
+    LIGHTRAG_URL,
+    lightrag_routes,
+    serving,
+    synthetic_lightrag_chunk,
+    synthetic_lightrag_entity,
+    synthetic_lightrag_relationship,
+    synthetic_lightrag_success,
+)
 
 
 def call(setup: Setup, name: str, arguments: dict[str, Any], *, agent: str | None = None) -> CallToolResult:
@@ -181,3 +192,41 @@ def test_success_results_validate_against_their_output_schemas(setup: Setup) -> 
     schemas = {tool.name: tool.output_schema for tool in tool_definitions()}
     for name, structured in results.items():
         jsonschema.validate(structured, schemas[name])
+
+
+def test_entity_relations_and_provider_failures_over_mcp_are_the_apis(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    binding_create(
+        name="graph", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        tools=["knowledge_search", "entity_relations_search"], users=[setup.alice],
+    )  # fmt: skip
+    chunk = synthetic_lightrag_chunk("doc-1-chunk-0", "Synthetic: Alice founded Acme in 1999.")
+    graph = synthetic_lightrag_success(
+        chunks=[chunk],
+        entities=[synthetic_lightrag_entity("Acme", "A company.", "doc-1-chunk-0")],
+        relationships=[
+            synthetic_lightrag_relationship("Alice", "Acme", "Alice founded Acme.", "doc-1-chunk-0")
+        ],
+        mode="hybrid",
+    )
+    arguments = {"query": "who founded acme?", "binding": "graph"}
+    api_body = {"tool": "entity_relations_search", "agent_name": "in-process", **arguments}
+
+    with serving(monkeypatch, lightrag=lightrag_routes(graph)) as upstream:
+        over_mcp = call(setup, "entity_relations_search", arguments)
+        over_api = api_post(setup, "/api/knowledge/search", api_body)
+    assert len(upstream.requests) == 2
+    assert over_api.status_code == 200
+    assert not over_mcp.is_error
+    assert json.dumps(over_mcp.structured_content).encode("utf-8") == over_api.content
+    assert over_mcp.content[0].text == over_api.json()["content"]
+
+    broken = lightrag_routes(httpx.Response(500, json={"detail": "synthetic upstream failure"}))
+    with serving(monkeypatch, lightrag=broken):
+        failed_mcp = call(setup, "entity_relations_search", arguments)
+        failed_api = api_post(setup, "/api/knowledge/search", api_body)
+    assert failed_mcp.is_error
+    assert failed_mcp.structured_content == {**failed_api.json(), "status": failed_api.status_code}
+    assert failed_api.status_code == 424
+    nothing_written()
