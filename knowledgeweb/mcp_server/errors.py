@@ -13,26 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
-from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from pydantic import ValidationError
 
 from knowledgeweb.api.main import api
-from knowledgeweb.retrieval import RetrievalError
-from knowledgeweb.threads.errors import ThreadsError
-
-#: The errors the API answers with a 4xx of its own. Anything else is a bug: the
-#: caller gets a bare 500 and the traceback goes to the log, never to the client.
-DOMAIN_ERRORS: tuple[type[Exception], ...] = (
-    ThreadsError,
-    RetrievalError,
-    RequestDataTooBig,
-    AuthenticationError,
-    HttpError,
-    NinjaValidationError,
-)
 
 #: The code of an error whose API body carries none, by the status the API answers.
 STATUS_CODES = {
@@ -57,11 +42,26 @@ def arguments_invalid(exc: ValidationError) -> NinjaValidationError:
 
 
 def error_body(exc: Exception) -> dict[str, Any]:
-    """The API's JSON body for ``exc`` with its ``status`` (and a ``code`` when it had none)."""
-    if not isinstance(exc, DOMAIN_ERRORS):
+    """The API's JSON body for ``exc`` with its ``status`` (and a ``code`` when it had none).
+
+    Whatever the API answers with a 4xx JSON body of its own (its domain errors, and any
+    handler added later, such as a quota's or a rate limit's) is passed on; anything else
+    is a bug, answered with a bare 500 whose details stay in the log.
+    """
+    try:
+        response = api.on_exception(HttpRequest(), exc)
+    except Exception:
+        # ninja's fallback re-raises what no handler claims (with DEBUG off).
         return dict(INTERNAL_ERROR)
-    response = api.on_exception(HttpRequest(), exc)
+    is_json = response.get("Content-Type", "").startswith("application/json")
+    if response.status_code >= 500 or not is_json:
+        # With DEBUG on, ninja's fallback answers a traceback as text: never pass that on.
+        return dict(INTERNAL_ERROR)
     body: dict[str, Any] = json.loads(response.content)
     body.setdefault("code", STATUS_CODES.get(response.status_code, "error"))
     body["status"] = response.status_code
     return body
+
+
+def is_internal(body: dict[str, Any]) -> bool:
+    return body["status"] >= 500

@@ -53,7 +53,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from knowledgeweb.environment import env_list
 from knowledgeweb.mcp_server import limits
-from knowledgeweb.mcp_server.errors import DOMAIN_ERRORS, INTERNAL_ERROR, error_body
+from knowledgeweb.mcp_server.errors import INTERNAL_ERROR, error_body, is_internal
 from knowledgeweb.mcp_server.identity import (
     AGENT_HEADER,
     Caller,
@@ -214,8 +214,11 @@ class McpGuard:
         address = str(client[0]) if client else ""
         try:
             user = await anyio.to_thread.run_sync(_authenticate, raw_token, address)
-        except DOMAIN_ERRORS as exc:
-            raise _refusal(exc) from None
+        except Exception as exc:
+            refused = _refusal(exc)
+            if is_internal(refused.body):
+                raise
+            raise refused from None
         user_id.append(user.pk)
         if scope["method"] == "POST":
             content_type = headers.get("content-type", "")

@@ -36,7 +36,7 @@ from knowledgeweb.api.threads import (
     citation_report_out,
 )
 from knowledgeweb.mcp_server import limits
-from knowledgeweb.mcp_server.errors import DOMAIN_ERRORS, arguments_invalid, error_body
+from knowledgeweb.mcp_server.errors import arguments_invalid, error_body, is_internal
 from knowledgeweb.mcp_server.identity import Caller
 from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.services import message_append, thread_create
@@ -211,14 +211,9 @@ def tool_call(*, caller: Callable[[], Caller], name: str, arguments: Mapping[str
             raise RequestDataTooBig(f"Tool arguments of {size} bytes.")
         return spec.run(who, arguments)
     except ValidationError as exc:
-        return _error(arguments_invalid(exc))
-    except DOMAIN_ERRORS as exc:
-        return _error(exc)
+        body = error_body(arguments_invalid(exc))
     except Exception as exc:
-        logger.exception("MCP tool %s failed unexpectedly", name)
-        return _error(exc)  # a bare 500: the traceback stays in the log
-
-
-def _error(exc: Exception) -> ToolResult:
-    body = error_body(exc)
+        body = error_body(exc)
+        if is_internal(body):
+            logger.exception("MCP tool %s failed unexpectedly", name)  # the details stay here
     return ToolResult(text=json.dumps(body, ensure_ascii=False), structured=body, status=body["status"])

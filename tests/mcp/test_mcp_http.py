@@ -19,6 +19,8 @@ from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
 
 MODERN = "2026-07-28"
+#: Generous: the machine running the suite may be busy.
+TIMEOUT = 60.0
 TOO_LARGE = {
     "detail": "The request body is larger than the API's limit of 2097152 bytes.",
     "code": "too_large",
@@ -26,7 +28,7 @@ TOO_LARGE = {
 
 
 def _client(url: str, token: str, **headers: str) -> tuple[httpx2.AsyncClient, Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers})
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}, timeout=TIMEOUT)
     return http, Client(streamable_http_client(url, http_client=http))
 
 
@@ -78,7 +80,9 @@ def test_an_agent_over_http_gets_the_apis_evidence_and_refusals_and_a_verified_l
     with http_server(shared_db, tmp_path / "server.log") as server:
         got = anyio.run(session, server.url)
         refused = anyio.run(wrong_token, server.url)
-        raw = httpx.post(server.url, headers={"Authorization": "Bearer kwt_not-a-token"}, json={})
+        raw = httpx.post(
+            timeout=TIMEOUT, url=server.url, headers={"Authorization": "Bearer kwt_not-a-token"}, json={}
+        )
         log = server.log_text
 
     assert_session(got, expected)
@@ -114,7 +118,9 @@ def test_the_http_guard_refuses_foreign_origins_hosts_tokens_and_bodies_as_json(
 
         def post(name: str, title: str, *, content: bytes | None = None, **headers: str) -> None:
             base, body = _create_thread_request(title)
-            responses[name] = httpx.post(url, headers={**base, **alice, **headers}, content=content or body)
+            responses[name] = httpx.post(
+                timeout=TIMEOUT, url=url, headers={**base, **alice, **headers}, content=content or body
+            )
 
         post("foreign origin", "from a web page", Origin="http://evil.example")
         post("allowed origin", "from the agent's page", Origin="https://agent.example")
@@ -132,8 +138,12 @@ def test_the_http_guard_refuses_foreign_origins_hosts_tokens_and_bodies_as_json(
             yield big[len(big) // 2 :]
 
         base, _ = _create_thread_request("too big")
-        responses["too large, chunked"] = httpx.post(url, headers={**base, **alice}, content=chunks())
-        responses["unknown path"] = httpx.get(url.replace("/mcp", "/admin/"), headers=alice)
+        responses["too large, chunked"] = httpx.post(
+            timeout=TIMEOUT, url=url, headers={**base, **alice}, content=chunks()
+        )
+        responses["unknown path"] = httpx.get(
+            timeout=TIMEOUT, url=url.replace("/mcp", "/admin/"), headers=alice
+        )
 
         as_client = anyio.run(search_as, url)
         as_lead = anyio.run(lambda: search_as(url, **{"X-Agent-Name": "lead_agent"}))
@@ -200,22 +210,28 @@ def test_a_session_opened_by_one_user_is_not_found_for_another(
     headers = {"Accept": "application/json, text/event-stream"}
     with http_server(shared_db, tmp_path / "server.log") as server:
         opened = httpx.post(
-            server.url, json=initialize, headers={**headers, "Authorization": f"Bearer {setup.alice_token}"}
+            timeout=TIMEOUT,
+            url=server.url,
+            json=initialize,
+            headers={**headers, "Authorization": f"Bearer {setup.alice_token}"},
         )
         session = opened.headers["mcp-session-id"]
         httpx.post(
-            server.url,
+            timeout=TIMEOUT,
+            url=server.url,
             json={"jsonrpc": "2.0", "method": "notifications/initialized"},
             headers={**headers, "Authorization": f"Bearer {setup.alice_token}", "mcp-session-id": session},
         )
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
         as_bob = httpx.post(
-            server.url,
+            timeout=TIMEOUT,
+            url=server.url,
             json=listing,
             headers={**headers, "Authorization": f"Bearer {setup.bob_token}", "mcp-session-id": session},
         )
         as_alice = httpx.post(
-            server.url,
+            timeout=TIMEOUT,
+            url=server.url,
             json=listing,
             headers={**headers, "Authorization": f"Bearer {setup.alice_token}", "mcp-session-id": session},
         )

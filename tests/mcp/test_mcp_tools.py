@@ -150,9 +150,17 @@ def test_an_unknown_tool_is_a_protocol_error(setup: Setup) -> None:
     nothing_written()
 
 
+@pytest.mark.parametrize("debug", [False, True])
 def test_an_unexpected_failure_is_a_bare_500_whose_details_stay_in_the_log(
-    setup: Setup, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    setup: Setup,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    settings: Any,
+    debug: bool,
 ) -> None:
+    # With DEBUG on, the API's fallback handler would answer a traceback: never passed on.
+    settings.DEBUG = debug
+
     def broken(**kwargs: Any) -> Any:
         raise RuntimeError("secret internals")
 
