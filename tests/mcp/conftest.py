@@ -15,13 +15,15 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty, Queue
+from typing import Any, TypeVar
 from urllib.parse import quote
 
+import anyio
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
@@ -32,6 +34,7 @@ from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, 
 from knowledgeweb.threads.models import ApiToken
 from knowledgeweb.threads.services import token_create
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
 
@@ -136,6 +139,26 @@ class SharedDatabase:
 @pytest.fixture
 def shared_db(tmp_path: Path, setup: Setup) -> SharedDatabase:
     return SharedDatabase(tmp_path)
+
+
+def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``anyio.run`` in a thread of its own: the browser tests' Playwright leaves an event loop
+    running in the main thread for the rest of the session."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(anyio.run(function, *args))
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def mcp_errors(exc: BaseException) -> list[MCPError]:

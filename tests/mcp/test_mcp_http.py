@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import httpx2
 from mcp import Client, MCPError
@@ -15,7 +14,7 @@ from mcp_types import CallToolResult
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.threads.models import Thread
-from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors
+from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
 
 MODERN = "2026-07-28"
@@ -78,8 +77,8 @@ def test_an_agent_over_http_gets_the_apis_evidence_and_refusals_and_a_verified_l
         return []
 
     with http_server(shared_db, tmp_path / "server.log") as server:
-        got = anyio.run(session, server.url)
-        refused = anyio.run(wrong_token, server.url)
+        got = run_async(session, server.url)
+        refused = run_async(wrong_token, server.url)
         raw = httpx.post(
             timeout=TIMEOUT, url=server.url, headers={"Authorization": "Bearer kwt_not-a-token"}, json={}
         )
@@ -145,8 +144,8 @@ def test_the_http_guard_refuses_foreign_origins_hosts_tokens_and_bodies_as_json(
             timeout=TIMEOUT, url=url.replace("/mcp", "/admin/"), headers=alice
         )
 
-        as_client = anyio.run(search_as, url)
-        as_lead = anyio.run(lambda: search_as(url, **{"X-Agent-Name": "lead_agent"}))
+        as_client = run_async(search_as, url)
+        as_lead = run_async(lambda: search_as(url, **{"X-Agent-Name": "lead_agent"}))
 
     def outcome(name: str) -> tuple[int, Any]:
         response = responses[name]

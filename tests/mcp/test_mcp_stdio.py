@@ -15,7 +15,7 @@ from mcp_types import CallToolResult
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.threads.models import Message, Thread
-from tests.mcp.conftest import QUERY, ROOT, Setup, SharedDatabase
+from tests.mcp.conftest import QUERY, ROOT, Setup, SharedDatabase, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
 
 
@@ -47,7 +47,7 @@ def test_an_agent_on_stdio_gets_the_apis_evidence_and_refusals_and_a_verified_lo
                 return got, revoked
 
     try:
-        got, revoked = anyio.run(session)
+        got, revoked = run_async(session)
     finally:
         shared_db.take_back()
 
@@ -108,8 +108,8 @@ def test_the_agent_name_comes_from_the_hosts_setting_before_the_clients_name(
             return await client.call_tool("knowledge_search", {"query": QUERY})
 
     try:
-        as_client = anyio.run(session)
-        as_lead = anyio.run(session, "--agent-name", "lead_agent")
+        as_client = run_async(session)
+        as_lead = run_async(session, "--agent-name", "lead_agent")
     finally:
         shared_db.take_back()
     assert as_client.is_error

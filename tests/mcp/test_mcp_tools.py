@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import httpx
 import jsonschema
 import pytest
@@ -22,7 +21,7 @@ from knowledgeweb.mcp_server.server import build_server, tool_definitions
 from knowledgeweb.mcp_server.stdio import stdio_caller_source
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create
-from tests.mcp.conftest import QUERY, Setup, mcp_errors
+from tests.mcp.conftest import QUERY, Setup, mcp_errors, run_async
 from tests.synthetic import (
     LIGHTRAG_URL,
     lightrag_routes,
@@ -41,7 +40,7 @@ def call(setup: Setup, name: str, arguments: dict[str, Any], *, agent: str | Non
         async with Client(server, client_info=Implementation(name="in-process", version="1")) as client:
             return await client.call_tool(name, arguments)
 
-    return anyio.run(run)
+    return run_async(run)
 
 
 def api_post(setup: Setup, path: str, body: dict[str, Any]) -> Any:
