@@ -49,7 +49,7 @@ pytest-postgres: install
 		if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 6379), 2)" 2>/dev/null; then \
 			cache=$(REDIS_TEST_URL); fi; \
 		echo "PostgreSQL reachable: running the database suites on it (cache: $$cache)."; \
-		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest tests/integration; \
+		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest tests/integration tests/mcp; \
 	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
 
 test: lint typecheck pytest pytest-postgres

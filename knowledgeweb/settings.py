@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "knowledgeweb.library",
     "knowledgeweb.web",
     "knowledgeweb.demo",
+    "knowledgeweb.mcp_server",
 ]
 
 MIDDLEWARE = [

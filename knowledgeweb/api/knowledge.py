@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from uuid import UUID
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 from pydantic import BaseModel
@@ -135,6 +136,11 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
     thread a provider failure answers 424. Refusals (403) and invalid requests (400)
     send nothing upstream.
     """
+    return Status(200, search_run(user=request_user(request), payload=payload))
+
+
+def search_run(*, user: User, payload: SearchIn) -> SearchOut:
+    """The search behind ``POST /search``, shared with the MCP server so both answer alike."""
     scope: Literal["all"] | tuple[DatasetSelection, ...] | None
     if isinstance(payload.scope, ScopeSelectionIn):
         scope = tuple(
@@ -144,7 +150,7 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
     else:
         scope = payload.scope
     outcome = retrieval_search(
-        user=request_user(request),
+        user=user,
         tool=payload.tool,
         query=payload.query,
         agent_name=payload.agent_name,
@@ -152,14 +158,11 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
         scope=scope,
         thread_id=payload.thread_id,
     )
-    return Status(
-        200,
-        SearchOut(
-            content=outcome.content,
-            artifact=outcome.artifact,
-            status=outcome.status,
-            binding=outcome.binding,
-            provider=outcome.provider,
-            message_id=outcome.message_id,
-        ),
+    return SearchOut(
+        content=outcome.content,
+        artifact=outcome.artifact,
+        status=outcome.status,
+        binding=outcome.binding,
+        provider=outcome.provider,
+        message_id=outcome.message_id,
     )

@@ -317,6 +317,11 @@ def thread_citation_report(request: HttpRequest, thread_id: UUID) -> CitationRep
     ``malformed`` (looks like a knowledge citation but is not an accepted form).
     """
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    return citation_report_out(thread=thread)
+
+
+def citation_report_out(*, thread: Thread) -> CitationReportOut:
+    """The citation report of ``thread``, shared with the MCP server so both answer alike."""
     report = thread_citations(thread=thread)
     return CitationReportOut(
         thread_id=thread.id,

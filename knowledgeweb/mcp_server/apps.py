@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class McpServerConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "knowledgeweb.mcp_server"
+    label = "mcp_server"
+    verbose_name = "MCP server"
