@@ -38,12 +38,18 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
             return f"refused: rename to {KEY_ENV_PREFIX}…"
         return "set" if binding_credential_is_set(binding=obj) else f"{obj.api_key_env} is not set"
 
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         _warn_refused_key_variables(request)
         return super().changelist_view(request, extra_context)
 
     def change_view(
-        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         if request.method == "GET":
             _warn_refused_key_variables(request)
@@ -63,7 +69,10 @@ def _warn_refused_key_variables(request: HttpRequest) -> None:
             what = f"its key variable {binding.api_key_env} does not start with {KEY_ENV_PREFIX}"
             rename = f"rename it in your environment to e.g. {KEY_ENV_PREFIX}{binding.api_key_env}"[:200]
         else:
-            what, rename = "its key variable is not a valid name", f"name a variable starting with {KEY_ENV_PREFIX}"
+            what, rename = (
+                "its key variable is not a valid name",
+                f"name a variable starting with {KEY_ENV_PREFIX}",
+            )
         messages.warning(
             request,
             f"Binding '{binding.name}' is {state}: {what}. To use it again, {rename}, enter the new name "

@@ -87,7 +87,11 @@ class KnowledgeBindingForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         instance = self.instance
-        if instance.pk and instance.provider == BindingProvider.LOCAL and instance.scope == BindingScope.SELECTED:
+        if (
+            instance.pk
+            and instance.provider == BindingProvider.LOCAL
+            and instance.scope == BindingScope.SELECTED
+        ):
             self.initial["collections"] = sorted(local_collection_ids(instance.selection) or ())
             # The collections field shows a local selection; the lines field is RAGFlow's.
             self.initial["selection"] = []

@@ -10,7 +10,6 @@ from django.db.models import Count, QuerySet
 from knowledgeweb.bindings.choices import BindingProvider, BindingScope, BindingTool
 from knowledgeweb.bindings.rules import binding_problems, local_collection_ids
 from knowledgeweb.bindings.selectors import binding_list_for_user
-
 from knowledgeweb.library.models import Chunk, Collection, Document
 from knowledgeweb.library.search import ChunkHit, search_chunks
 

@@ -132,7 +132,11 @@ def test_an_unset_credential_answers_403_naming_the_variable(
 ) -> None:
     monkeypatch.delenv("KNOWLEDGEWEB_KEY_LIGHTRAG")
     assert_refused(
-        post(api_client, binding="lightrag-main"), 403, "KNOWLEDGEWEB_KEY_LIGHTRAG", "credential_missing", server
+        post(api_client, binding="lightrag-main"),
+        403,
+        "KNOWLEDGEWEB_KEY_LIGHTRAG",
+        "credential_missing",
+        server,
     )
 
 

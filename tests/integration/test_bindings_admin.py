@@ -115,7 +115,8 @@ def test_the_list_says_whether_the_credential_is_set_but_never_shows_it(
     )
     monkeypatch.delenv("KNOWLEDGEWEB_KEY_RAGFLOW", raising=False)
     assert (
-        "KNOWLEDGEWEB_KEY_RAGFLOW is not set" in admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
+        "KNOWLEDGEWEB_KEY_RAGFLOW is not set"
+        in admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
     )
     monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", SECRET)
     listing = admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
