@@ -185,7 +185,7 @@ def test_a_linked_directory_is_not_walked(layout: tuple[Path, Path]) -> None:
 def test_a_link_inside_the_root_to_a_file_inside_the_root_is_followed(layout: tuple[Path, Path]) -> None:
     corpus, _ = layout
     (corpus / "alias.md").symlink_to("notes.md")
-    _, err, error = run(corpus)
+    out, err, error = run(corpus)
     assert error == ""
     assert "Skipped" not in err
     # The link and its target are one file: one document, keyed by the real path.
