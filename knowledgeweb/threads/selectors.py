@@ -5,7 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from knowledgeweb.threads.citations import MessageCitations, messages_citations
 from knowledgeweb.threads.errors import ThreadNotFound
@@ -13,10 +13,10 @@ from knowledgeweb.threads.models import Message, Thread
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
-    """The owner's threads, most recently updated first, each with ``message_count``."""
+    """The owner's threads, most recently updated first (``message_count`` is kept by the writers)."""
     if not owner.is_authenticated:
         return Thread.objects.none()
-    return Thread.objects.filter(owner=owner).annotate(message_count=Count("messages"))
+    return Thread.objects.filter(owner=owner)
 
 
 def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:

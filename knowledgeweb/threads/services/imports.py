@@ -11,6 +11,7 @@ from django.db import transaction
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.imports import message_fields_from_json
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
 from knowledgeweb.threads.services.messages import message_build
 from knowledgeweb.threads.services.threads import thread_create
 
@@ -56,10 +57,14 @@ def thread_import(
             )
         except MessageInvalidError as exc:
             raise MessageInvalidError(str(exc), position=position) from exc
+    size = sum(message_size(content=m.content, artifact=m.artifact) for m in built)
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)
+        # The whole import against the thread's and the user's quotas, before any message is written.
+        messages_admit(thread=thread, count=len(built), nbytes=size)
         for seq, message in enumerate(built, start=1):
             message.thread = thread
             message.seq = seq
         Message.objects.bulk_create(built)
+        tallies_add(thread=thread, count=len(built), nbytes=size)
     return thread
