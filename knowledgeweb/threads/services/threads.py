@@ -24,7 +24,9 @@ def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
         raise ThreadInvalidError(problem)
     thread = Thread(owner=owner, title=title, agent_name=agent_name)
     try:
-        thread.full_clean()
+        # No query here (the owner is a saved user; the database checks the key): racing writers
+        # retry below, and a read here could not.
+        thread.full_clean(exclude=["owner"], validate_unique=False)
     except ValidationError as exc:
         details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
         raise ThreadInvalidError(details) from exc
@@ -40,5 +42,5 @@ def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
             # SQLite refuses a second writer that read first ("database is locked"): start again.
             if attempt == _MAX_ATTEMPTS or connection.in_atomic_block or "locked" not in str(exc):
                 raise
-            time.sleep(random.uniform(0, 0.002 * attempt))  # noqa: S311
+            time.sleep(random.uniform(0, min(0.05, 0.005 * attempt)))  # noqa: S311
     raise AssertionError("unreachable")  # pragma: no cover
