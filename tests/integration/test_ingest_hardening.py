@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from knowledgeweb.library.models import Chunk, Collection, Document
 from knowledgeweb.library.services import IngestError
@@ -49,7 +50,14 @@ def run(*paths: Path) -> tuple[str, str, str]:
 def run_in_thread(*paths: Path, timeout: float) -> tuple[str, str, str]:
     """Run the command in a thread, so a blocking open fails the test instead of hanging it."""
     outcome: list[tuple[str, str, str]] = []
-    worker = threading.Thread(target=lambda: outcome.append(run(*paths)), daemon=True)
+
+    def work() -> None:
+        try:
+            outcome.append(run(*paths))
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work, daemon=True)
     worker.start()
     worker.join(timeout)
     assert not worker.is_alive(), "ingest blocked"
