@@ -27,7 +27,7 @@ BODY = json.dumps({"type": "human", "content": "Sent in chunks."}).encode()
 
 
 class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
@@ -75,7 +75,9 @@ def test_the_development_server_refuses_a_chunked_body_with_411_and_writes_nothi
 
 @pytest.mark.django_db(transaction=True)
 def test_a_chunked_form_post_outside_the_api_gets_a_plain_411(server: str) -> None:
-    response = httpx.post(f"{server}/accounts/login/", content=iter([b"username=a&", b"password=b"]), timeout=10)
+    response = httpx.post(
+        f"{server}/accounts/login/", content=iter([b"username=a&", b"password=b"]), timeout=10
+    )
     assert response.status_code == 411
     assert response.headers["content-type"].startswith("text/plain")
     assert "send the body with a Content-Length header" in response.text
@@ -163,7 +165,11 @@ def test_a_decoded_body_past_the_limit_is_413_and_read_no_further(
     [
         ({"CONTENT_LENGTH": str(len(BODY))}, "400 Bad Request", "both Content-Length and Transfer-Encoding"),
         ({"HTTP_TRANSFER_ENCODING": "gzip, chunked"}, "501 Not Implemented", "other than 'chunked'"),
-        ({"wsgi.input_terminated": False}, "411 Length Required", "send the body with a Content-Length header"),
+        (
+            {"wsgi.input_terminated": False},
+            "411 Length Required",
+            "send the body with a Content-Length header",
+        ),
     ],
 )
 def test_other_transfer_codings_are_refused_and_nothing_is_written(
