@@ -232,7 +232,7 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
 def list_threads(request: HttpRequest) -> list[ThreadOut]:
     """Your threads, most recently updated first."""
     threads = thread_list_for_owner(owner=request_user(request))
-    return [_thread_out(t, t.message_count) for t in threads]  # type: ignore[attr-defined]
+    return [_thread_out(t, t.message_count) for t in threads]
 
 
 @router.post("", response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS}, summary="Create a thread")

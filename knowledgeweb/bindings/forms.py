@@ -97,7 +97,7 @@ class KnowledgeBindingForm(forms.ModelForm):
             self.initial["selection"] = []
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         provider, scope = cleaned.get("provider"), cleaned.get("scope")
         collections = list(cleaned.get("collections") or [])
         if provider == BindingProvider.LOCAL:

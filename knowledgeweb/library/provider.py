@@ -47,7 +47,7 @@ class LocalProvider:
             raise UnsupportedToolError(f"The local index offers only the {TOOL} tool, not {tool!r}.")
         limit = max(1, min(top_k if top_k is not None else self.top_k, MAX_TOP_K))
         try:
-            names = self.collection_names
+            names: Sequence[str] | None = self.collection_names
             if self.collection_ids is not None:
                 selected = collection_names_for_ids(ids=self.collection_ids)
                 names = selected if names is None else [n for n in names if n in set(selected)]
