@@ -493,3 +493,61 @@ def test_racing_thread_creation_stops_at_the_user_thread_quota(user: User, setti
     assert succeeded == 3
     assert all(isinstance(f, QuotaExceededError) and f.quota == "user_threads" for f in failures), failures
     assert Thread.objects.filter(owner=user).count() == 3
+
+
+# --- the remaining quota on each path ----------------------------------------------------------
+
+
+def test_the_import_command_past_the_user_byte_quota(user: User, tmp_path: Path) -> None:
+    message_append(thread=thread_create(owner=user, title="one"), type="human", content="a" * 900)
+    before = snapshot()
+    path = tmp_path / "thread.json"
+    path.write_text(json.dumps(import_body("b" * 700)), encoding="utf-8")
+    with pytest.raises(CommandError, match=f"Nothing imported: {USER_BYTES}"):
+        call_command("import_thread", str(path), owner=user.username, stdout=io.StringIO())
+    assert snapshot() == before
+
+
+def test_ask_past_the_thread_message_quota_writes_nothing(
+    upstream: Upstream, user: User, settings: Any
+) -> None:
+    settings.QUOTA_THREAD_MESSAGES = 2  # question, tool message and answer make 3
+    settings.QUOTA_THREAD_BYTES = settings.QUOTA_USER_BYTES = 10_000_000
+    with pytest.raises(AnswerError) as caught:
+        ask(user)
+    assert caught.value.kind == "quota"
+    assert str(caught.value).startswith(THREAD_MESSAGES)
+    assert snapshot() == ([], [])
+
+
+def test_ask_past_the_user_byte_quota_asks_no_provider_and_writes_nothing(
+    upstream: Upstream, user: User, settings: Any
+) -> None:
+    settings.QUOTA_USER_THREADS = 10
+    message_append(thread=thread_create(owner=user, title="a"), type="human", content="a" * 900)
+    message_append(thread=thread_create(owner=user, title="b"), type="human", content="b" * 600)
+    before = snapshot()  # 1,500 of 1,500 bytes: full
+    with pytest.raises(AnswerError) as caught:
+        ask(user)
+    assert caught.value.kind == "quota"
+    assert str(caught.value).startswith(USER_BYTES)
+    assert upstream.requests == []
+    assert snapshot() == before
+
+
+def test_a_search_past_the_user_byte_quota_is_refused(
+    upstream: Upstream, user: User, client_for: Any, settings: Any
+) -> None:
+    settings.QUOTA_THREAD_BYTES = 10_000
+    full = thread_create(owner=user, title="full")
+    message_append(thread=full, type="human", content="a" * 1000)
+    before = snapshot()
+    # Before the search: the user's threads already hold 1,000 of 1,500 bytes, and the tool
+    # message does not fit in what is left, so the search runs and nothing is written.
+    refused_413(search(client_for(user), full), USER_BYTES, "user_bytes")
+    assert len(upstream.requests) == 1
+    assert snapshot() == before
+    settings.QUOTA_USER_BYTES = 1000  # now already full: refused before any request
+    refused_413(search(client_for(user), full), USER_BYTES, "user_bytes")
+    assert len(upstream.requests) == 1
+    assert snapshot() == before

@@ -44,10 +44,17 @@ def test_an_empty_secret_redacts_nothing() -> None:
 
 
 def test_the_credential_is_read_from_the_named_variable() -> None:
-    assert credential_from_environment("KNOWLEDGEWEB_KEY_RAGFLOW", environ={"KNOWLEDGEWEB_KEY_RAGFLOW": f" {KEY}\n"}) == KEY
+    assert (
+        credential_from_environment(
+            "KNOWLEDGEWEB_KEY_RAGFLOW", environ={"KNOWLEDGEWEB_KEY_RAGFLOW": f" {KEY}\n"}
+        )
+        == KEY
+    )
 
 
-@pytest.mark.parametrize("environ", [{}, {"KNOWLEDGEWEB_KEY_RAGFLOW": ""}, {"KNOWLEDGEWEB_KEY_RAGFLOW": "   "}])
+@pytest.mark.parametrize(
+    "environ", [{}, {"KNOWLEDGEWEB_KEY_RAGFLOW": ""}, {"KNOWLEDGEWEB_KEY_RAGFLOW": "   "}]
+)
 def test_an_unset_or_blank_variable_is_a_clear_error_naming_only_the_variable(
     environ: dict[str, str],
 ) -> None:
