@@ -141,17 +141,27 @@ def test_a_whole_number_is_read_or_defaults() -> None:
     assert env_int("Q", 10, environ={"Q": ""}) == 10
 
 
+def _quota_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import knowledgeweb.settings as s; print(s.QUOTA_THREAD_MESSAGES, s.QUOTA_USER_BYTES)",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_settings_read_the_quotas_and_refuse_a_malformed_one() -> None:
-    script = "import knowledgeweb.settings as s; print(s.QUOTA_THREAD_MESSAGES, s.QUOTA_USER_BYTES)"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGEWEB_QUOTA_")}
     env.update(DEBUG="1", KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES="250")
-    run = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False
-    )
+    run = _quota_settings(env)
     assert run.stdout.split() == ["250", str(512 * 1024 * 1024)], run.stderr
     env["KNOWLEDGEWEB_QUOTA_USER_BYTES"] = "a lot"
-    run = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False
-    )
+    run = _quota_settings(env)
     assert run.returncode != 0
     assert "KNOWLEDGEWEB_QUOTA_USER_BYTES must be a whole number, not 'a lot'." in run.stderr
