@@ -8,7 +8,11 @@ from django import forms
 
 from knowledgeweb.bindings.choices import BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE
+from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, timeout_ceiling
+from knowledgeweb.providers.lightrag import QUERY_MODES
+
+#: LightRAG's retrieval modes as admin choices (bypass retrieves nothing and is not offered).
+MODE_CHOICES = [(mode, mode) for mode in QUERY_MODES]
 
 
 class LinesField(forms.CharField):
@@ -75,6 +79,28 @@ class KnowledgeBindingForm(forms.ModelForm):
         help_text="Only with the scope 'selected' (RAGFlow): one line per whole dataset (DATASET_ID) "
         "or per document (DATASET_ID/DOCUMENT_ID); at most 1000 documents.",
     )
+    query_modes = forms.MultipleChoiceField(
+        choices=MODE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="LightRAG only: the modes a search may name. The default mode is always allowed.",
+    )
+    default_mode = forms.ChoiceField(
+        choices=[("", "(LightRAG's usual: mix for documents, hybrid for relations)"), *MODE_CHOICES],
+        required=False,
+        help_text="LightRAG only: the mode a search runs in when it names none.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The ceiling is configuration, read when the form is built rather than at import.
+        ceiling = timeout_ceiling()
+        timeout = self.fields["timeout"]
+        timeout.widget.attrs["max"] = ceiling
+        timeout.help_text = (
+            f"Seconds, {TIMEOUT_RANGE[0]}-{ceiling}: one deadline for the whole search, every request "
+            "of it included (KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING sets the most)."
+        )
 
     class Meta:
         model = KnowledgeBinding
@@ -91,6 +117,8 @@ class KnowledgeBindingForm(forms.ModelForm):
             "timeout",
             "scope",
             "selection",
+            "query_modes",
+            "default_mode",
         ]
         widgets = {
             "top_k": forms.NumberInput(attrs={"min": TOP_K_RANGE[0], "max": TOP_K_RANGE[1]}),
