@@ -28,6 +28,11 @@ _PREFIX = "kw:ragflow-selection:"
 _UNAVAILABLE = (RedisError, ConnectionError, TimeoutError)
 
 
+def _now() -> float:
+    """Wall-clock seconds: entries are shared between processes, so a monotonic clock would not do."""
+    return time.time()
+
+
 class CachedSelectionMemory:
     """A ``SelectionMemory`` for one binding and credential."""
 
@@ -37,11 +42,11 @@ class CachedSelectionMemory:
         binding: KnowledgeBinding,
         api_key: str,
         ttl: float | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._scope = [binding.pk, binding.base_url, hashlib.sha256(api_key.encode()).hexdigest()]
         self._ttl = settings.KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL if ttl is None else ttl
-        self._clock = clock
+        self._clock = clock if clock is not None else _now
 
     def recalls(self, selection: tuple[DatasetSelection, ...]) -> bool:
         if self._ttl <= 0:
