@@ -142,13 +142,13 @@ class RagflowServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 server._handle(self)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 server._handle(self)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

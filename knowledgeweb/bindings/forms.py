@@ -91,6 +91,11 @@ class KnowledgeBindingForm(forms.ModelForm):
         help_text="LightRAG only: the mode a search runs in when it names none.",
     )
 
+    def clean_query_modes(self) -> list[str]:
+        # Stored in LightRAG's own order, whatever order the boxes were ticked in.
+        chosen = self.cleaned_data.get("query_modes") or []
+        return [mode for mode in QUERY_MODES if mode in chosen]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The ceiling is configuration, read when the form is built rather than at import.

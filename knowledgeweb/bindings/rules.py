@@ -29,6 +29,7 @@ def timeout_ceiling() -> int:
     """The most seconds a binding's timeout (one deadline per search) may be: KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING."""
     return int(min(TIMEOUT_RANGE[1], settings.KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING))
 
+
 Problems = dict[str, list[str]]
 
 
@@ -172,7 +173,11 @@ def _check_range(add: Any, field: str, value: Any, bounds: tuple[int, int], unit
 
 def _check_timeout(add: Any, timeout: Any) -> None:
     ceiling = timeout_ceiling()
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or not TIMEOUT_RANGE[0] <= timeout <= ceiling:
+    if (
+        not isinstance(timeout, int)
+        or isinstance(timeout, bool)
+        or not TIMEOUT_RANGE[0] <= timeout <= ceiling
+    ):
         add(
             "timeout",
             f"Enter a whole number from {TIMEOUT_RANGE[0]} to {ceiling} seconds: the timeout bounds a whole "
@@ -208,16 +213,22 @@ def _check_modes(add: Any, *, provider: str, label: str, tools: Any, modes: Any,
     if not default:
         return
     if default not in QUERY_MODES:
-        add("default_mode", f"Choose one of {allowed}, or leave it empty for mix (documents) and hybrid (relations).")
+        add(
+            "default_mode",
+            f"Choose one of {allowed}, or leave it empty for mix (documents) and hybrid (relations).",
+        )
     elif modes and default not in modes:
         add("default_mode", f"The default mode {default} must be one of the allowed query modes.")
-    elif isinstance(tools, list) and BindingTool.ENTITY_RELATIONS_SEARCH in tools:
-        if default not in TOOL_MODES[BindingTool.ENTITY_RELATIONS_SEARCH]:
-            add(
-                "default_mode",
-                f"{default} retrieves no entities or relations, so it cannot be the default of a binding "
-                "offering entity_relations_search; choose another or leave it empty.",
-            )
+    elif (
+        isinstance(tools, list)
+        and BindingTool.ENTITY_RELATIONS_SEARCH in tools
+        and default not in TOOL_MODES[BindingTool.ENTITY_RELATIONS_SEARCH]
+    ):
+        add(
+            "default_mode",
+            f"{default} retrieves no entities or relations, so it cannot be the default of a binding "
+            "offering entity_relations_search; choose another or leave it empty.",
+        )
 
 
 def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: Any) -> None:

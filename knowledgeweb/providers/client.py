@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from knowledgeweb.providers.deadline import Deadline, DeadlinePassed
+from knowledgeweb.providers.deadline import Deadline, DeadlinePassedError
 from knowledgeweb.providers.errors import (
     MalformedResponseError,
     ProviderConfigurationError,
@@ -39,7 +39,7 @@ from knowledgeweb.providers.errors import (
 )
 from knowledgeweb.providers.network import DeadlineTransport
 from knowledgeweb.providers.redaction import Redactor
-from knowledgeweb.providers.slots import NoSlotInTime, origin_of, request_slot
+from knowledgeweb.providers.slots import NoSlotInTimeError, origin_of, request_slot
 
 #: Response bodies are capped at 4 MiB.
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -221,14 +221,14 @@ class ProviderSession:
                             "so the new location was not contacted.",
                         )
                     raw = self._read_capped(response, action)
-        except NoSlotInTime:
+        except NoSlotInTimeError:
             limit = self._connection.max_in_flight
             raise self._timeout(
                 f"while waiting for one of the {limit} requests this process lets run at once at "
                 f"{self._origin}, before it could send",
                 action,
             ) from None
-        except DeadlinePassed:
+        except DeadlinePassedError:
             raise self._timeout(stage, action) from None
         except httpx.TimeoutException as exc:
             if stage == "while connecting for" and not isinstance(exc, httpx.ConnectTimeout):
@@ -255,9 +255,7 @@ class ProviderSession:
         if status == 429:
             retry = response.headers.get("retry-after", "").strip()
             hint = f" It asks to retry after {retry} seconds." if retry.isdigit() else ""
-            raise self._fail(
-                ProviderRateLimitedError, f"{label} answered HTTP 429: too many requests.{hint}"
-            )
+            raise self._fail(ProviderRateLimitedError, f"{label} answered HTTP 429: too many requests.{hint}")
         if status >= 500:
             detail = detail_of(body, "detail", "message")
             raise self._fail(
@@ -306,7 +304,7 @@ class ProviderSession:
             # The network transport already ends every read at the deadline; this also
             # bounds a transport that yields without touching a socket (tests' mocks).
             if self.deadline.passed:
-                raise DeadlinePassed()
+                raise DeadlinePassedError()
         return b"".join(chunks)
 
     def _timeout(self, stage: str, action: str) -> ProviderError:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from time import monotonic
 
 
-class DeadlinePassed(Exception):
+class DeadlinePassedError(Exception):
     """Raised by ``Deadline.bound`` once nothing is left; the network layer turns it into a timeout."""
 
 
@@ -36,9 +36,9 @@ class Deadline:
     def bound(self, timeout: float | None) -> float:
         """The timeout for one blocking operation: ``timeout``, but never past the deadline.
 
-        Raises ``DeadlinePassed`` when nothing is left, so no operation starts late.
+        Raises ``DeadlinePassedError`` when nothing is left, so no operation starts late.
         """
         left = self._expires_at - self._clock()
         if left <= 0:
-            raise DeadlinePassed(f"the {self.seconds:g} s deadline has passed")
+            raise DeadlinePassedError(f"the {self.seconds:g} s deadline has passed")
         return left if timeout is None else min(timeout, left)

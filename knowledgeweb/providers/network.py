@@ -29,7 +29,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from knowledgeweb.providers.deadline import Deadline, DeadlinePassed
+from knowledgeweb.providers.deadline import Deadline, DeadlinePassedError
 
 #: Name resolution has no timeout of its own, so it runs here and is waited for
 #: only until the deadline. A few workers: a resolver that hangs ties up at most these.
@@ -115,9 +115,9 @@ class DeadlineBackend(httpcore.NetworkBackend):
                         sock.bind((local_address, 0))
                     sock.settimeout(self._deadline.bound(timeout))
                     sock.connect(address)
-                except (OSError, DeadlinePassed) as exc:
+                except (OSError, DeadlinePassedError) as exc:
                     sock.close()
-                    if isinstance(exc, socket.timeout | DeadlinePassed):
+                    if isinstance(exc, socket.timeout | DeadlinePassedError):
                         raise
                     failure = exc
                     continue
@@ -145,7 +145,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
             return future.result(timeout=self._deadline.bound(timeout))
         except FutureTimeout:
             future.cancel()
-            raise socket.timeout(f"resolving {host} took longer than the deadline allowed") from None
+            raise TimeoutError(f"resolving {host} took longer than the deadline allowed") from None
 
 
 class DeadlineTransport(httpx.BaseTransport):
@@ -158,7 +158,8 @@ class DeadlineTransport(httpx.BaseTransport):
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        assert isinstance(request.stream, httpx.SyncByteStream)
+        if not isinstance(request.stream, httpx.SyncByteStream):
+            raise TypeError("DeadlineTransport sends synchronous requests only")
         extensions = dict(request.extensions)
         timeouts = extensions.get("timeout")
         with _httpx_errors():
@@ -166,7 +167,7 @@ class DeadlineTransport(httpx.BaseTransport):
                 # The pool wait, too, ends at the deadline.
                 try:
                     extensions["timeout"] = {key: self._deadline.bound(v) for key, v in timeouts.items()}
-                except DeadlinePassed as exc:
+                except DeadlinePassedError as exc:
                     raise httpcore.PoolTimeout(str(exc)) from None
             core_request = httpcore.Request(
                 method=request.method,
@@ -181,7 +182,8 @@ class DeadlineTransport(httpx.BaseTransport):
                 extensions=extensions,
             )
             response = self._pool.handle_request(core_request)
-        assert isinstance(response.stream, Iterable)
+        if not isinstance(response.stream, Iterable):
+            raise TypeError("httpcore returned an asynchronous stream to a synchronous pool")
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
@@ -240,7 +242,7 @@ def _httpx_errors() -> Iterator[None]:
 def _mapped(on_timeout: type[Exception], on_error: type[Exception]) -> Iterator[None]:
     try:
         yield
-    except (TimeoutError, DeadlinePassed) as exc:  # socket.timeout is TimeoutError
+    except (TimeoutError, DeadlinePassedError) as exc:  # socket.timeout is TimeoutError
         raise on_timeout(str(exc) or "timed out") from exc
     except OSError as exc:
         raise on_error(str(exc)) from exc

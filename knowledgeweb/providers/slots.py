@@ -14,13 +14,13 @@ from contextlib import contextmanager
 
 import httpx
 
-from knowledgeweb.providers.deadline import Deadline, DeadlinePassed
+from knowledgeweb.providers.deadline import Deadline, DeadlinePassedError
 
 _lock = threading.Lock()
 _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 
 
-class NoSlotInTime(Exception):
+class NoSlotInTimeError(Exception):
     """No slot came free before the deadline."""
 
 
@@ -41,14 +41,14 @@ def _semaphore(origin: str, limit: int) -> threading.BoundedSemaphore:
 
 @contextmanager
 def request_slot(origin: str, limit: int, deadline: Deadline) -> Iterator[None]:
-    """Hold one of ``limit`` slots for ``origin`` while the body runs; raise ``NoSlotInTime`` at the deadline."""
+    """Hold one of ``limit`` slots for ``origin`` while the body runs; raise ``NoSlotInTimeError`` at the deadline."""
     semaphore = _semaphore(origin, limit)
     try:
         acquired = semaphore.acquire(timeout=deadline.bound(None))
-    except DeadlinePassed:
+    except DeadlinePassedError:
         acquired = False
     if not acquired:
-        raise NoSlotInTime(origin)
+        raise NoSlotInTimeError(origin)
     try:
         yield
     finally:

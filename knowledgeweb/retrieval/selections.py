@@ -54,7 +54,9 @@ class CachedSelectionMemory:
         try:
             confirmed_at = cache.get(self._key(selection))
         except _UNAVAILABLE as exc:
-            logger.warning("Cache unavailable, validating the RAGFlow selection again: %s", type(exc).__name__)
+            logger.warning(
+                "Cache unavailable, validating the RAGFlow selection again: %s", type(exc).__name__
+            )
             return False
         if not isinstance(confirmed_at, int | float):
             return False

@@ -86,7 +86,7 @@ def test_a_body_trickling_one_byte_at_a_time_ends_at_the_deadline(servers: list[
 
 def test_a_server_that_never_answers_ends_at_the_deadline(servers: list[TrickleServer]) -> None:
     server = start(servers, silent=True)
-    with pytest.raises(ProviderTimeoutError, match="within 0.3 s.*waiting for the response headers"):
+    with pytest.raises(ProviderTimeoutError, match=r"within 0\.3 s.*waiting for the response headers"):
         lightrag_search(server.url, timeout=0.3)
     assert server.hung_up.wait(5)
     assert server.sent == 0
@@ -95,7 +95,7 @@ def test_a_server_that_never_answers_ends_at_the_deadline(servers: list[TrickleS
 def test_a_tls_handshake_that_never_completes_ends_at_the_deadline(servers: list[TrickleServer]) -> None:
     # The server accepts TCP and never answers the ClientHello.
     server = start(servers, silent=True)
-    with pytest.raises(ProviderTimeoutError, match="within 0.3 s.*while connecting for the mix query"):
+    with pytest.raises(ProviderTimeoutError, match=r"within 0\.3 s.*while connecting for the mix query"):
         lightrag_search(f"https://127.0.0.1:{server.port}", timeout=0.3)
     assert server.hung_up.wait(5)
 
@@ -128,9 +128,11 @@ def test_the_deadline_is_shared_by_the_requests_of_one_session(servers: list[Tri
     deadline = Deadline(5, clock=lambda: clock[0])
     connection = Connection(label="LightRAG", base_url=server.url, timeout=5)
     clock[0] = 5.0  # the first request of the search used the whole budget
-    with ProviderSession(connection, deadline=deadline) as session:
-        with pytest.raises(ProviderTimeoutError, match="ran out before it could send the second request"):
-            session.get("/query/data", action="second request")
+    with (
+        ProviderSession(connection, deadline=deadline) as session,
+        pytest.raises(ProviderTimeoutError, match="ran out before it could send the second request"),
+    ):
+        session.get("/query/data", action="second request")
     assert server.requests == 0
 
 
@@ -142,10 +144,14 @@ def test_waiting_for_a_request_slot_ends_at_the_deadline(servers: list[TrickleSe
 
     def hold_all_slots() -> None:
         deadline = Deadline(30)
-        with request_slot(origin, 4, deadline), request_slot(origin, 4, deadline):
-            with request_slot(origin, 4, deadline), request_slot(origin, 4, deadline):
-                held.set()
-                release.wait(10)
+        with (
+            request_slot(origin, 4, deadline),
+            request_slot(origin, 4, deadline),
+            request_slot(origin, 4, deadline),
+            request_slot(origin, 4, deadline),
+        ):
+            held.set()
+            release.wait(10)
 
     holder = threading.Thread(target=hold_all_slots)
     holder.start()

@@ -60,7 +60,7 @@ def test_three_concurrent_searches_never_put_more_than_four_requests_in_flight_a
         try:
             result = RagflowProvider(connection=connection, selection=selection).search("warranty?")
             assert len(result.hits) == 1
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     try:
@@ -99,7 +99,9 @@ def binding(user: User, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Knowl
 
 
 def search(user: User) -> str:
-    outcome = retrieval_search(user=user, tool="knowledge_search", query="warranty?", binding_name="ragflow-local")
+    outcome = retrieval_search(
+        user=user, tool="knowledge_search", query="warranty?", binding_name="ragflow-local"
+    )
     return outcome.status
 
 
@@ -136,7 +138,9 @@ def test_a_remembered_selection_expires_after_its_ttl(
 
 
 @pytest.mark.django_db
-def test_a_ttl_of_zero_checks_every_search(binding: tuple[KnowledgeBinding, RagflowServer], user: User) -> None:
+def test_a_ttl_of_zero_checks_every_search(
+    binding: tuple[KnowledgeBinding, RagflowServer], user: User
+) -> None:
     _, server = binding
     with override_settings(KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL=0):
         search(user)
@@ -176,7 +180,9 @@ def test_the_memory_is_per_binding_and_selection(
 
 
 @pytest.mark.django_db
-def test_a_failed_check_is_not_remembered(binding: tuple[KnowledgeBinding, RagflowServer], user: User) -> None:
+def test_a_failed_check_is_not_remembered(
+    binding: tuple[KnowledgeBinding, RagflowServer], user: User
+) -> None:
     _, server = binding
     server.unsearchable = {"d0733"}
     for attempt in (1, 2):

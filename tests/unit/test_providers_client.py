@@ -41,7 +41,11 @@ def connection(upstream: Upstream, *, timeout: float = 7) -> Connection:
 
 
 def get(
-    upstream: Upstream, path: str = "/api/v1/datasets", *, timeout: float = 7, deadline: Deadline | None = None
+    upstream: Upstream,
+    path: str = "/api/v1/datasets",
+    *,
+    timeout: float = 7,
+    deadline: Deadline | None = None,
 ) -> object:
     with ProviderSession(connection(upstream, timeout=timeout), deadline=deadline) as session:
         return session.get(path, action="dataset list request")
@@ -229,7 +233,9 @@ def test_a_body_trickling_past_the_bindings_timeout_is_cut_off() -> None:
             clock[0] += 3  # each piece arrives well within a per-read timeout
             yield b" "
 
-    with pytest.raises(ProviderTimeoutError, match="within 7 s.*while reading the response body of the dataset"):
+    with pytest.raises(
+        ProviderTimeoutError, match=r"within 7 s.*while reading the response body of the dataset"
+    ):
         get(Upstream(lambda request: httpx.Response(200, content=trickle())), timeout=7, deadline=deadline)
     assert produced == 3
 

@@ -9,4 +9,11 @@ from knowledgeweb.providers.lightrag.adapter import (
     lightrag_connection,
 )
 
-__all__ = ["CAPABILITIES", "DEFAULT_MODES", "QUERY_MODES", "TOOL_MODES", "LightragProvider", "lightrag_connection"]
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_MODES",
+    "QUERY_MODES",
+    "TOOL_MODES",
+    "LightragProvider",
+    "lightrag_connection",
+]
