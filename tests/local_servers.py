@@ -151,7 +151,7 @@ class RagflowServer:
             def do_POST(self) -> None:
                 server._handle(self)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
@@ -226,6 +226,12 @@ class RagflowServer:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that gave up at its deadline resets its connection; that is the point, not an error.
+        pass
 
 
 def synthetic_dataset(dataset_id: str = "dsA") -> dict[str, Any]:
