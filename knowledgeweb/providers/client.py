@@ -231,7 +231,9 @@ class ProviderSession:
         except DeadlinePassedError:
             raise self._timeout(stage, action) from None
         except httpx.TimeoutException as exc:
-            if stage == "while connecting for" and not isinstance(exc, httpx.ConnectTimeout):
+            if stage == "while connecting for" and isinstance(exc, httpx.WriteTimeout):
+                stage = "while sending"
+            elif stage == "while connecting for" and not isinstance(exc, httpx.ConnectTimeout):
                 stage = "while waiting for the response headers of"
             raise self._timeout(stage, action) from None
         except httpx.TransportError as exc:
