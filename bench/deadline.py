@@ -34,7 +34,13 @@ import httpx
 from knowledgeweb.providers import client, lightrag, ragflow
 from knowledgeweb.providers.errors import ProviderError
 from knowledgeweb.providers.ragflow import DatasetSelection
-from tests.local_servers import RagflowServer, TrickleServer, complete_headers, synthetic_dataset, trickled_headers
+from tests.local_servers import (
+    RagflowServer,
+    TrickleServer,
+    complete_headers,
+    synthetic_dataset,
+    trickled_headers,
+)
 
 REPEAT = 3
 KEY = "bench-provider-key-not-secret"
@@ -75,7 +81,9 @@ def ragflow_case(server: RagflowServer, budget: float) -> Callable[[], object]:
     return lambda: ragflow.RagflowProvider(connection=connection, selection=selection).search("warranty?")
 
 
-def measure(label: str, budget: float, make: Callable[[], tuple[Callable[[], object], Callable[[], None]]]) -> bool:
+def measure(
+    label: str, budget: float, make: Callable[[], tuple[Callable[[], object], Callable[[], None]]]
+) -> bool:
     sides: dict[str, list[float]] = {"deadline": [], "per-read": []}
     outcomes: dict[str, str] = {}
     for _ in range(REPEAT):
@@ -137,14 +145,20 @@ def main() -> int:
     cases = [
         ("LightRAG headers trickling 1 byte / 50 ms", 1.0, trickling(trickle=headers)),
         ("LightRAG headers trickling 1 byte / 50 ms", 2.0, trickling(trickle=headers)),
-        ("LightRAG body trickling 1 byte / 50 ms", 1.0, trickling(head=complete_headers(120), trickle=b" " * 120)),
+        (
+            "LightRAG body trickling 1 byte / 50 ms",
+            1.0,
+            trickling(head=complete_headers(120), trickle=b" " * 120),
+        ),
         ("LightRAG silent after the request", 1.0, trickling(silent=True)),
         ("RAGFlow 1000-document search, 12 requests of 0.3 s", 1.0, ragflow_batches),
     ]
     print("Elapsed against the binding's timeout (median of 3; the sides take turns):")
     results = [measure(label, budget, lambda b=budget, m=make: m(b)) for label, budget, make in cases]  # type: ignore[misc]
     most = concurrency()
-    print(f"  3 concurrent RAGFlow searches of 10 document checks: most requests in flight at the host {most} (cap 4)")
+    print(
+        f"  3 concurrent RAGFlow searches of 10 document checks: most requests in flight at the host {most} (cap 4)"
+    )
     if not all(results) or most > 4:
         print("  at least one figure is over its target")
     return 0
