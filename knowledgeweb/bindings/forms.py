@@ -101,7 +101,7 @@ class KnowledgeBindingForm(forms.ModelForm):
         # The ceiling is configuration, read when the form is built rather than at import.
         ceiling = timeout_ceiling()
         timeout = self.fields["timeout"]
-        timeout.widget.attrs["max"] = ceiling
+        timeout.widget.attrs.update(min=TIMEOUT_RANGE[0], max=ceiling)
         timeout.help_text = (
             f"Seconds, {TIMEOUT_RANGE[0]}-{ceiling}: one deadline for the whole search, every request "
             "of it included (KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING sets the most)."
