@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -18,7 +19,7 @@ from knowledgeweb.environment import env_bounded_int
 from tests.synthetic import LIGHTRAG_URL, serving
 
 ROOT = Path(__file__).resolve().parents[2]
-LIGHTRAG = {
+LIGHTRAG: dict[str, Any] = {
     "name": "lightrag-main",
     "provider": "lightrag",
     "base_url": LIGHTRAG_URL,
