@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 from pydantic import BaseModel
 
-from knowledgeweb.api.auth import request_user
+from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.providers.ragflow import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 
@@ -133,8 +133,9 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
     written by the server) and ``message_id`` names it; a provider failure is then
     recorded as a tool message with ``status: "error"`` and no evidence. Without a
     thread a provider failure answers 424. Refusals (403) and invalid requests (400)
-    send nothing upstream.
+    send nothing upstream. Searches are limited per token (429 with ``Retry-After``).
     """
+    rate_limit(request, "search")
     scope: Literal["all"] | tuple[DatasetSelection, ...] | None
     if isinstance(payload.scope, ScopeSelectionIn):
         scope = tuple(
