@@ -95,7 +95,7 @@ class ApiJsonErrorsMiddleware:
             return response
         body = {"detail": detail_for(request, response), "code": code_for(response.status_code)}
         replacement = HttpResponse(
-            json.dumps(body), status=response.status_code, content_type="application/json"
+            json.dumps(body), status=response.status_code, content_type="application/json; charset=utf-8"
         )
         for header in _KEPT_HEADERS:
             if header in response:

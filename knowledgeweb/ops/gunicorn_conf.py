@@ -30,3 +30,6 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # Whether a request came over HTTPS is Django's decision, from the opt-in
 # SECURE_PROXY_SSL_HEADER; gunicorn must not trust X-Forwarded-Proto on its own.
 secure_scheme_headers: dict[str, str] = {}
+# gunicorn's control socket lives at one fixed path per user: a second server on the
+# same machine (a load test beside a running one) would take it over. Not needed here.
+control_socket_disable = True
