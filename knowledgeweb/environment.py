@@ -52,7 +52,12 @@ def env_list(name: str, default: list[str], *, environ: Mapping[str, str] | None
 
 
 def env_int(
-    name: str, default: int, *, minimum: int = 0, maximum: int | None = None, environ: Mapping[str, str] | None = None
+    name: str,
+    default: int,
+    *,
+    minimum: int = 0,
+    maximum: int | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> int:
     """Read a whole number within ``minimum``..``maximum``."""
     raw = env_str(name, environ=environ)

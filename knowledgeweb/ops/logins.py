@@ -21,7 +21,9 @@ from knowledgeweb.ops.clients import client_address
 SCOPE = "login_failure"
 
 
-def _login_failed(sender: object, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
+def _login_failed(
+    sender: object, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any
+) -> None:
     if request is not None:
         ratelimit.record(SCOPE, client_address(request))
 
@@ -51,7 +53,9 @@ class LoginRateLimitMiddleware:
             try:
                 ratelimit.check(SCOPE, client_address(request))
             except ratelimit.RateLimited as exc:
-                response = HttpResponse(exc.detail + "\n", status=429, content_type="text/plain; charset=utf-8")
+                response = HttpResponse(
+                    exc.detail + "\n", status=429, content_type="text/plain; charset=utf-8"
+                )
                 response["Retry-After"] = str(exc.retry_after)
                 return response
         return self.get_response(request)

@@ -42,7 +42,9 @@ class ServerSettings:
         return self.workers * self.threads
 
 
-def server_settings(environ: Mapping[str, str] | None = None, *, cpu_count: int | None = None) -> ServerSettings:
+def server_settings(
+    environ: Mapping[str, str] | None = None, *, cpu_count: int | None = None
+) -> ServerSettings:
     env = os.environ if environ is None else environ
     cores = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
     ceiling = env_float("BINDING_TIMEOUT_CEILING", 60.0, maximum=3600, environ=env)

@@ -70,7 +70,13 @@ def base_env(**extra: str) -> dict[str, str]:
 
 def run_python(code: str, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-c", code], cwd=ROOT, env=dict(env), capture_output=True, text=True, timeout=timeout, check=False
+        [PYTHON, "-c", code],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 

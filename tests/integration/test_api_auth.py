@@ -128,7 +128,10 @@ def test_appending_to_another_users_thread_answers_404_and_writes_nothing(
 
 def test_a_missing_thread_answers_the_same_404(api_client: Client) -> None:
     response = api_client.get("/api/threads/00000000-0000-4000-8000-000000000000")
-    assert (response.status_code, response.json()) == (404, {"detail": "Thread not found.", "code": "not_found"})
+    assert (response.status_code, response.json()) == (
+        404,
+        {"detail": "Thread not found.", "code": "not_found"},
+    )
 
 
 @pytest.mark.parametrize("bad_id", ["not-a-uuid", "1234", "00000000-0000-4000-8000-00000000000g"])

@@ -63,10 +63,15 @@ def test_an_error_inside_an_operation_answers_json_500(
         raise RuntimeError("selector broke")
 
     monkeypatch.setattr("knowledgeweb.api.knowledge.retrieval_capabilities", fail)
-    client = Client(raise_request_exception=False, HTTP_AUTHORIZATION=api_client.defaults["HTTP_AUTHORIZATION"])
+    client = Client(
+        raise_request_exception=False, HTTP_AUTHORIZATION=api_client.defaults["HTTP_AUTHORIZATION"]
+    )
     response = client.get("/api/knowledge/capabilities")
     body = assert_json_error(response, 500, "server_error")
-    assert body["detail"] == f"Internal server error (request id {response['X-Request-ID']}); it has been logged."
+    assert (
+        body["detail"]
+        == f"Internal server error (request id {response['X-Request-ID']}); it has been logged."
+    )
     assert "selector broke" not in response.content.decode()
     # The traceback goes to the log instead.
     assert any("selector broke" in (r.exc_text or str(r.exc_info)) for r in caplog.records if r.exc_info)
@@ -77,8 +82,13 @@ def test_an_error_outside_the_api_handlers_still_answers_json_500(
 ) -> None:
     # A middleware that fails: Django answers with its 500 page (DEBUG's traceback page
     # when DEBUG is on), which the API error middleware replaces.
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.integration.test_serving_api_errors.FailingMiddleware"]
-    client = Client(raise_request_exception=False, HTTP_AUTHORIZATION=api_client.defaults["HTTP_AUTHORIZATION"])
+    settings.MIDDLEWARE = [
+        *settings.MIDDLEWARE,
+        "tests.integration.test_serving_api_errors.FailingMiddleware",
+    ]
+    client = Client(
+        raise_request_exception=False, HTTP_AUTHORIZATION=api_client.defaults["HTTP_AUTHORIZATION"]
+    )
     assert_json_error(client.get("/api/knowledge/capabilities"), 500, "server_error")
 
 

@@ -57,7 +57,9 @@ def test_readyz_is_ok_when_the_database_and_the_cache_answer(client: Client) -> 
 def test_readyz_names_a_hung_cache_and_answers_503() -> None:
     with HungListener() as hung:
         body = probe(
-            base_env(DEBUG="1", CACHE_URL=f"redis://:cache-pass-123@127.0.0.1:{hung.port}/0", READINESS_TIMEOUT="2")
+            base_env(
+                DEBUG="1", CACHE_URL=f"redis://:cache-pass-123@127.0.0.1:{hung.port}/0", READINESS_TIMEOUT="2"
+            )
         )
     assert body["status"] == 503
     assert body["body"]["failed"] == ["cache"]

@@ -75,10 +75,14 @@ def _record(message: str, *args: object, exc: bool = False) -> logging.LogRecord
     return logging.LogRecord("knowledgeweb.test", logging.ERROR, __file__, 1, message, args, exc_info)
 
 
-@pytest.mark.parametrize("formatter", [RedactingFormatter("%(message)s"), JsonFormatter()], ids=["text", "json"])
+@pytest.mark.parametrize(
+    "formatter", [RedactingFormatter("%(message)s"), JsonFormatter()], ids=["text", "json"]
+)
 def test_log_lines_show_no_password(formatter: logging.Formatter, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATABASE_URL", DATABASE_URL)
-    line = formatter.format(_record("connecting to %s via %s with db-pass-456", DATABASE_URL, PROVIDER_URL, exc=True))
+    line = formatter.format(
+        _record("connecting to %s via %s with db-pass-456", DATABASE_URL, PROVIDER_URL, exc=True)
+    )
     for secret in SECRETS:
         assert secret not in line
     assert "db.example.test" in line
