@@ -15,4 +15,4 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 # Nothing is collected for the suite (WhiteNoise would warn about a missing folder).
-STATIC_ROOT = None
+STATIC_ROOT = None  # type: ignore[assignment]

@@ -21,7 +21,7 @@ from knowledgeweb.threads.services import token_authenticate
 from knowledgeweb.threads.tokens import token_digest
 
 #: Failed token checks per client address (``RATE_LIMIT_TOKEN_FAILURES``).
-TOKEN_FAILURES = "token_failure"
+TOKEN_FAILURES = "token_failure"  # noqa: S105 - a limit scope, not a secret
 
 
 class InvalidTokenError(AuthenticationError):

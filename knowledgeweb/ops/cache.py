@@ -2,7 +2,7 @@
 
 Django's ``RedisCache`` with redis-py's defaults waits as long as the operating
 system lets a socket wait, and each cache call of a request waits again (a hung
-Redis added 10–20 s to every request). Here every socket operation has a short
+Redis added 10-20 s to every request). Here every socket operation has a short
 timeout (``CACHE_TIMEOUT``, from ``CACHE_URL``'s entry in settings), nothing is
 retried, and after a connection error or timeout this process skips Redis for
 ``CACHE_RETRY_AFTER`` seconds: each call then fails at once with redis-py's

@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 _UNAVAILABLE = (RedisError, ConnectionError, TimeoutError, OSError)
 
 
-class RateLimited(Exception):
+class RateLimited(Exception):  # noqa: N818 - reads as the outcome: ratelimit.RateLimited
     """A request over its limit; ``retry_after`` whole seconds until the window ends."""
 
     def __init__(self, scope: str, retry_after: int) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
+from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
 MASK = "********"
@@ -100,8 +101,9 @@ def _redacted_value(value: Any) -> Any:
 class RedactingExceptionReporter(ExceptionReporter):
     """DEBUG's technical 500 page and error e-mails, with every password masked."""
 
-    def get_traceback_html(self) -> str:
-        return redact(str(super().get_traceback_html()))
+    def get_traceback_html(self) -> SafeString:
+        # The page was escaped by its template; masking a password keeps it safe.
+        return mark_safe(redact(super().get_traceback_html()))  # noqa: S308
 
-    def get_traceback_text(self) -> str:
-        return redact(str(super().get_traceback_text()))
+    def get_traceback_text(self) -> SafeString:
+        return mark_safe(redact(super().get_traceback_text()))  # noqa: S308

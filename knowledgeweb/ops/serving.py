@@ -6,7 +6,7 @@ The sizing rule (README, "Serving in production"):
   JSON are CPU work, and only processes run Python in parallel.
 - ``WEB_THREADS`` threads per worker, default 8: views are synchronous and each
   in-flight request holds a thread, so a search waiting on a slow provider (up to
-  its deadline) holds one thread, not a process. Capacity is workers × threads
+  its deadline) holds one thread, not a process. Capacity is workers x threads
   requests in flight; size threads so the searches you expect in flight at once
   stay under half of it.
 - ``WEB_TIMEOUT`` seconds, default ``BINDING_TIMEOUT_CEILING`` + 30, and never at or
@@ -14,7 +14,7 @@ The sizing rule (README, "Serving in production"):
   and a restart (or a graceful reload) must not cut a search still inside its
   deadline.
 - PostgreSQL keeps one connection per thread (``DB_CONN_MAX_AGE``, 60 s under
-  gunicorn): workers × threads must stay below the server's ``max_connections``.
+  gunicorn): workers x threads must stay below the server's ``max_connections``.
 """
 
 from __future__ import annotations

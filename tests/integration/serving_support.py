@@ -69,7 +69,7 @@ def base_env(**extra: str) -> dict[str, str]:
 
 
 def run_python(code: str, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return subprocess.run(  # noqa: S603 - our own interpreter and code
         [PYTHON, "-c", code],
         cwd=ROOT,
         env=dict(env),
@@ -81,10 +81,15 @@ def run_python(code: str, env: Mapping[str, str], timeout: float = 120) -> subpr
 
 
 def run_manage(*args: str, env: Mapping[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "manage.py", *args], cwd=ROOT, env=dict(env), capture_output=True, text=True,
-        timeout=timeout, check=False,
-    )  # fmt: skip
+    return subprocess.run(  # noqa: S603 - our own interpreter and manage.py
+        [PYTHON, "manage.py", *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def load_settings(env: Mapping[str, str], *names: str) -> dict[str, Any]:

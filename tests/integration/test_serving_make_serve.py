@@ -40,7 +40,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     )
     with log.open("w") as out:
         server = subprocess.Popen(
-            ["make", "-s", "serve"],
+            ["make", "-s", "serve"],  # noqa: S607
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -238,7 +238,7 @@ def test_two_processes_share_one_count_through_redis(tmp_path: Any, settings: An
     assert migrated.returncode == 0, migrated.stderr
     go = tmp_path / "go"
     children = [
-        subprocess.Popen(
+        subprocess.Popen(  # noqa: S603 - our own interpreter and code
             [
                 sys.executable,
                 "-c",
@@ -252,7 +252,7 @@ def test_two_processes_share_one_count_through_redis(tmp_path: Any, settings: An
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for n in range(2)
     ]
     try:

@@ -64,7 +64,7 @@ def test_rates_read_counts_and_periods() -> None:
 def test_numbers_and_choices_name_the_variable_when_wrong() -> None:
     with pytest.raises(ImproperlyConfigured, match="CACHE_TIMEOUT must be more than 0"):
         env_float("CACHE_TIMEOUT", 0.2, environ={"CACHE_TIMEOUT": "nan"})
-    with pytest.raises(ImproperlyConfigured, match="N must be at least 2, not 1."):
+    with pytest.raises(ImproperlyConfigured, match=r"N must be at least 2, not 1\."):
         env_int("N", 3, minimum=2, environ={"N": "1"})
     assert env_choice("LOG_FORMAT", ("text", "json"), "text", environ={"LOG_FORMAT": "JSON"}) == "json"
 
