@@ -63,6 +63,8 @@ def base_env(**extra: str) -> dict[str, str]:
         "DEBUG", "SECRET_KEY", "DATABASE_URL", "CACHE_URL", "ALLOWED_HOSTS", "LOG_LEVEL", "LOG_FORMAT",
         "DJANGO_SETTINGS_MODULE", "SECURE_PROXY_SSL_HEADER", "CSRF_TRUSTED_ORIGINS", "SECURE_SSL_REDIRECT",
         "SECURE_HSTS_SECONDS", "SECURE_COOKIES", "TRUSTED_PROXY_COUNT", "STATIC_ROOT", "HOST", "PORT",
+        # The browser tests' conftest sets it for Playwright; a deployment never has it.
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
     }  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith(("RATE_LIMIT_", "WEB_"))}
     return {**env, **extra}
