@@ -97,7 +97,9 @@ def prepare(root: Path | None = None) -> Installation:
     try:
         installation.root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InstallError(f"Cannot create the LightRAG cache directory {installation.root}: {exc}.") from None
+        raise InstallError(
+            f"Cannot create the LightRAG cache directory {installation.root}: {exc}."
+        ) from None
     # Several test runs may start at once on one machine: one builds, the others wait.
     with _locked(installation.root / ".lock"):
         _ensure_venv(installation)
@@ -127,12 +129,19 @@ def _ensure_venv(installation: Installation) -> None:
         base = getattr(sys, "_base_executable", None) or sys.executable
         _run([base, "-m", "venv", str(installation.venv)], log=log, timeout=300, what="create the virtualenv")
     _run(
-        [str(installation.python), "-m", "pip", "install", "--disable-pip-version-check", LIGHTRAG_REQUIREMENT],
+        [
+            str(installation.python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            LIGHTRAG_REQUIREMENT,
+        ],
         log=log,
         timeout=PIP_TIMEOUT_SECONDS,
         what=f'pip install "{LIGHTRAG_REQUIREMENT}" (this needs PyPI once; later runs are offline)',
     )
-    version = subprocess.run(
+    version = subprocess.run(  # noqa: S603 - the cached venv's own interpreter, fixed arguments
         [str(installation.python), "-c", "import importlib.metadata as m; print(m.version('lightrag-hku'))"],
         capture_output=True,
         text=True,
@@ -152,7 +161,7 @@ def _run(command: list[str], *, log: Path, timeout: int, what: str) -> None:
         output.write(f"$ {' '.join(command)}\n")
         output.flush()
         try:
-            completed = subprocess.run(
+            completed = subprocess.run(  # noqa: S603 - venv, pip and npm with fixed arguments
                 command, stdout=output, stderr=subprocess.STDOUT, timeout=timeout, check=False
             )
         except FileNotFoundError:
@@ -172,7 +181,7 @@ def _run(command: list[str], *, log: Path, timeout: int, what: str) -> None:
 
 def tiktoken_expectations(installation: Installation) -> dict[str, dict[str, str]]:
     """``{encoding: {"url", "sha256"}}`` as the installed tiktoken states them."""
-    completed = subprocess.run(
+    completed = subprocess.run(  # noqa: S603 - the cached venv's own interpreter, our script
         [str(installation.python), "-c", _EXPECTATIONS_SCRIPT, *ENCODINGS],
         capture_output=True,
         text=True,

@@ -55,21 +55,161 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-DEFAULT_DIMENSION = 512
+DEFAULT_DIMENSION = 1024
 DEFAULT_MODEL = "standin-model"
 TUPLE_DELIMITER = "<|#|>"
 COMPLETION_DELIMITER = "<|COMPLETE|>"
 
 #: Words that carry no retrieval signal. Capitalised, they also never start an entity name.
 STOPWORDS = frozenset(
-    """a about above across after again against all also although am among an and any are around as at
-    be because been before being below between both but by can could did do does doing down during each
-    either every few for from further had has have having he her here hers him his how however i if in
-    into is it its itself just later many may me might more most much must my neither no nor not now of
-    off on once only or other our ours out over own per same she should since so some such than that the
-    their theirs them then there these they this those through to today too under until up upon us very
-    via was we were what when where whether which while who whom whose why will with within without would
-    yes yet you your yours""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "across",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "although",
+        "am",
+        "among",
+        "an",
+        "and",
+        "any",
+        "are",
+        "around",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "either",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "however",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "later",
+        "many",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "neither",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "per",
+        "same",
+        "she",
+        "should",
+        "since",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "today",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "very",
+        "via",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "without",
+        "would",
+        "yes",
+        "yet",
+        "you",
+        "your",
+        "yours",
+    ]
 )
 
 _WORD = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:['\u2019-][0-9A-Za-z\u00C0-\u024F]+)*")
@@ -79,16 +219,51 @@ _NAME_JOINERS = frozenset({"of", "de", "van", "von", "der", "la", "le", "du"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 _ORGANIZATION_WORDS = frozenset(
-    """agency association bank board college committee company consortium corporation council foundation
-    group guild institute laboratory lab league ministry museum observatory press school society
-    university works""".split()
+    [
+        "agency",
+        "association",
+        "bank",
+        "board",
+        "college",
+        "committee",
+        "company",
+        "consortium",
+        "corporation",
+        "council",
+        "foundation",
+        "group",
+        "guild",
+        "institute",
+        "laboratory",
+        "lab",
+        "league",
+        "ministry",
+        "museum",
+        "observatory",
+        "press",
+        "school",
+        "society",
+        "university",
+        "works",
+    ]
 )
 _ARTIFACT_WORDS = frozenset(
-    """camera clock device engine instrument machine probe rover satellite telescope""".split()
+    [
+        "camera",
+        "clock",
+        "device",
+        "engine",
+        "instrument",
+        "machine",
+        "probe",
+        "rover",
+        "satellite",
+        "telescope",
+    ]
 )
-_EVENT_WORDS = frozenset("""conference congress expedition festival survey summit war""".split())
-_CONTENT_WORDS = frozenset("""atlas book catalogue journal paper report""".split())
-_PLACE_WORDS = frozenset("""city hill island lake mountain river street valley""".split())
+_EVENT_WORDS = frozenset(["conference", "congress", "expedition", "festival", "survey", "summit", "war"])
+_CONTENT_WORDS = frozenset(["atlas", "book", "catalogue", "journal", "paper", "report"])
+_PLACE_WORDS = frozenset(["city", "hill", "island", "lake", "mountain", "river", "street", "valley"])
 _LOCATION_CUES = frozenset({"in", "at", "near", "from", "to", "across"})
 
 
@@ -138,10 +313,7 @@ def entity_mentions(sentence: str) -> list[Mention]:
         index += 1
         while index < len(tokens):
             word, start, end = tokens[index]
-            if _CAPITALISED.fullmatch(word) and _adjacent(sentence, run[-1][2], start):
-                run.append((word, start, end))
-                index += 1
-            elif (
+            if (_CAPITALISED.fullmatch(word) and _adjacent(sentence, run[-1][2], start)) or (
                 word in _NAME_JOINERS
                 and index + 1 < len(tokens)
                 and _CAPITALISED.fullmatch(tokens[index + 1][0])
@@ -327,9 +499,7 @@ class Model:
                 }
             )
         delimiter = _tuple_delimiter(prompt)
-        rows = [
-            delimiter.join(["entity", name, e["type"], " ".join(e["sentences"])]) for name, e in entities
-        ]
+        rows = [delimiter.join(["entity", name, e["type"], " ".join(e["sentences"])]) for name, e in entities]
         rows += [
             delimiter.join(["relation", source, target, ",".join(r["keywords"]), " ".join(r["sentences"])])
             for (source, target), r in relations
@@ -415,8 +585,16 @@ def completion_body(model: str, text: str, number: int) -> dict[str, Any]:
 
 def completion_chunks(model: str, text: str, number: int) -> Iterator[dict[str, Any]]:
     """The streamed form: a role chunk, the text in word-sized pieces, then a finish chunk."""
-    base = {"id": f"chatcmpl-standin-{number}", "object": "chat.completion.chunk", "created": 0, "model": model}
-    yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+    base = {
+        "id": f"chatcmpl-standin-{number}",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+    }
+    yield {
+        **base,
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+    }
     for piece in re.findall(r"\S+\s*|\s+", text):
         yield {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
     yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
@@ -457,7 +635,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: StandinServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the tests read the call counts instead."""
 
     def do_GET(self) -> None:
@@ -467,7 +645,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in {"/v1/models", "/models"}:
             self._json(
                 HTTPStatus.OK,
-                {"object": "list", "data": [{"id": self.server.model.name, "object": "model", "owned_by": "standin"}]},
+                {
+                    "object": "list",
+                    "data": [{"id": self.server.model.name, "object": "model", "owned_by": "standin"}],
+                },
             )
         elif path == "/standin/calls":
             with self.server.model._lock:
@@ -477,7 +658,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?")[0].rstrip("/").removeprefix("/v1")
-        if self.server.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.server.api_key}":
+        if (
+            self.server.api_key is not None
+            and self.headers.get("Authorization") != f"Bearer {self.server.api_key}"
+        ):
             self._read_body()
             self._error(HTTPStatus.UNAUTHORIZED, "Incorrect API key provided.", "invalid_api_key")
             return
