@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -125,18 +126,23 @@ def _ensure_venv(installation: Installation) -> None:
     if marker.is_file() and marker.read_text() == LIGHTRAG_REQUIREMENT and installation.server.is_file():
         return
     log = installation.root / "install.log"
+    # This interpreter's pip installs into the new virtualenv (``pip --python``), which spares
+    # the seconds ``ensurepip`` takes; pip itself goes in too, since LightRAG may call it.
+    outer_pip = importlib.util.find_spec("pip") is not None
     if not installation.python.is_file():
         base = getattr(sys, "_base_executable", None) or sys.executable
-        _run([base, "-m", "venv", str(installation.venv)], log=log, timeout=300, what="create the virtualenv")
+        without_pip = ["--without-pip"] if outer_pip else []
+        _run(
+            [base, "-m", "venv", *without_pip, str(installation.venv)],
+            log=log,
+            timeout=300,
+            what="create the virtualenv",
+        )
+    pip = [sys.executable, "-m", "pip", "--python", str(installation.python)]
+    if not outer_pip:
+        pip = [str(installation.python), "-m", "pip"]
     _run(
-        [
-            str(installation.python),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            LIGHTRAG_REQUIREMENT,
-        ],
+        [*pip, "install", "--disable-pip-version-check", "pip", LIGHTRAG_REQUIREMENT],
         log=log,
         timeout=PIP_TIMEOUT_SECONDS,
         what=f'pip install "{LIGHTRAG_REQUIREMENT}" (this needs PyPI once; later runs are offline)',

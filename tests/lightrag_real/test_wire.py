@@ -59,6 +59,9 @@ def test_the_synthetic_success_body_has_the_real_shape(lightrag_server: Lightrag
     assert shape(synthetic) == shape(real)
     assert (real["status"], real["message"]) == (synthetic["status"], synthetic["message"])
     assert real["metadata"]["query_mode"] == mode
+    # The stand-in model names types in title case ("Organization"); LightRAG stores them lower-cased.
+    assert all(e["entity_type"] == e["entity_type"].lower() for e in data["entities"])
+    assert all(isinstance(r["weight"], float) for r in data["relationships"])
 
 
 def test_the_synthetic_references_are_numbered_as_the_server_numbers_them(
@@ -128,6 +131,14 @@ def test_a_missing_or_wrong_key_is_http_403_with_its_detail(
 ) -> None:
     response = post(lightrag_server, {"query": QUESTION}, key=key)
     assert (response.status_code, response.json()) == (403, {"detail": detail})
+
+
+def test_a_bearer_token_is_not_the_api_key(lightrag_server: LightragServer) -> None:
+    with httpx.Client(base_url=lightrag_server.base_url, timeout=60, trust_env=False) as client:
+        response = client.post(
+            "/query/data", json={"query": QUESTION}, headers={"Authorization": f"Bearer {API_KEY}"}
+        )
+    assert (response.status_code, response.json()) == (401, {"detail": "Invalid token"})
 
 
 def test_health_answers_without_a_key(lightrag_server: LightragServer) -> None:
