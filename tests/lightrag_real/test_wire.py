@@ -83,6 +83,12 @@ def test_the_synthetic_no_results_body_is_the_real_one(lightrag_server: Lightrag
     assert (response.status_code, response.json()) == (200, synthetic_lightrag_no_results(mode))
 
 
+def test_a_query_without_keywords_finds_nothing(lightrag_server: LightragServer) -> None:
+    """The stand-in finds no keyword in stop words; LightRAG then answers "nothing found"."""
+    response = post(lightrag_server, {"query": "what is it?", "mode": "mix"})
+    assert (response.status_code, response.json()) == (200, synthetic_lightrag_no_results("mix"))
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
