@@ -12,6 +12,7 @@ OpenBLAS settings: no provider key or ``.env`` of the developer's leaks into the
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import queue
@@ -135,6 +136,15 @@ def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux sends SIGTERM when the test run dies without cleaning up."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the fixture's own stop still applies
+
+
 def _spawn(name: str, command: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path) -> Process:
     with log.open("ab") as output:
         popen = subprocess.Popen(  # noqa: S603 - our stand-in and the cached lightrag-server
@@ -146,6 +156,7 @@ def _spawn(name: str, command: Sequence[str], *, cwd: Path, env: Mapping[str, st
             stderr=output,
             # Its own process group: stopping it by id also stops any child it made.
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     return Process(name=name, popen=popen, log=log)
 
