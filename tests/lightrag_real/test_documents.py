@@ -131,3 +131,29 @@ def test_bypass_mode_returns_no_data_so_the_search_finds_nothing(
     assert body["data"] == {"entities": [], "relationships": [], "chunks": [], "references": []}
     assert message.content == "Knowledge search results from lightrag: nothing found."
     assert message_sources(message) == {}
+
+
+def test_an_agent_searching_through_the_api_gets_the_servers_chunks_as_evidence(
+    binding: KnowledgeBinding,
+    thread: Thread,
+    api_client: Client,
+    reader: Client,
+    recording: RecordingTransport,
+) -> None:
+    response = api_client.post(
+        "/api/knowledge/search",
+        {"tool": "knowledge_search", "query": QUESTION, "thread_id": str(thread.id)},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["status"], body["binding"], body["provider"]) == ("success", "lightrag-real", "lightrag")
+    message = Message.objects.get(id=body["message_id"])
+    assert (message.content, message.artifact) == (body["content"], body["artifact"])
+    chunks = recorded_data(recording)["chunks"]
+    sources = message_sources(message)
+    assert len(sources) == len(chunks)
+    for evidence in sources.values():
+        quoted_chunk(evidence, chunks)
+    cite_all(thread, message.content)
+    viewer_resolves(reader, thread, sources)
