@@ -11,6 +11,7 @@ from django.test import Client
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.bounds import TRUNCATION_MARK
 from knowledgeweb.providers.lightrag.relations import SEP
+from knowledgeweb.retrieval import SearchOutcome
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
 from tests.lightrag_real.servers import LightragServer
@@ -90,6 +91,12 @@ def viewer_resolves(reader: Client, thread: Thread, sources: dict[str, Evidence]
         assert f'data-source-id="{evidence.id}" href="#{evidence.handle}"' in page
         assert html.escape(evidence.excerpt) in page
     return page
+
+
+def recorded_message(outcome: SearchOutcome) -> Message:
+    """The tool message a search with a thread wrote."""
+    assert outcome.message_id is not None, outcome.content
+    return Message.objects.get(id=outcome.message_id)
 
 
 def thread_messages(thread: Thread) -> list[tuple[str, str, str, Any]]:

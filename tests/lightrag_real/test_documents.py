@@ -28,6 +28,7 @@ from tests.lightrag_real.checks import (
     cite_all,
     quoted_chunk,
     recorded_data,
+    recorded_message,
     recorded_request,
     viewer_resolves,
 )
@@ -45,7 +46,7 @@ def search(user: User, thread: Thread, query: str = QUESTION) -> Message:
     message_append(thread=thread, type="human", content=query)
     outcome = retrieval_search(user=user, tool="knowledge_search", query=query, thread_id=thread.id)
     assert outcome.status == "success", outcome.content
-    return Message.objects.get(id=outcome.message_id)
+    return recorded_message(outcome)
 
 
 @pytest.mark.parametrize("mode", DOCUMENT_MODES)

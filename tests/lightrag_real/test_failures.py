@@ -20,7 +20,7 @@ from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
-from tests.lightrag_real.checks import cite_all, thread_messages, viewer_resolves
+from tests.lightrag_real.checks import cite_all, recorded_message, thread_messages, viewer_resolves
 from tests.lightrag_real.conftest import API_KEY, KEY_ENV, RealLightrag
 from tests.lightrag_real.servers import EMBEDDING_DIMENSION, corpus
 from tests.live.conftest import RecordingTransport
@@ -174,7 +174,7 @@ def test_an_empty_result_is_a_successful_search_that_cites_nothing(
     after = thread_messages(thread)
     assert after[: len(before)] == before
     assert [m[:3] for m in after[len(before) :]] == [("tool", "success", outcome.content)]
-    assert message_sources(Message.objects.get(id=outcome.message_id)) == {}
+    assert message_sources(recorded_message(outcome)) == {}
     page = reader.get(f"/threads/{thread.id}/").content.decode()
     assert "nothing found" in page
     assert "data-citation=" not in page
@@ -196,7 +196,7 @@ def test_a_server_stopped_mid_test_fails_clearly_and_keeps_the_evidence_already_
         message_append(thread=thread, type="human", content=question)
         first = retrieval_search(user=user, tool="knowledge_search", query=question, thread_id=thread.id)
         assert first.status == "success"
-        sources = message_sources(Message.objects.get(id=first.message_id))
+        sources = message_sources(recorded_message(first))
         assert sources
         cite_all(thread, first.content)
         before = asked(thread, "And who directed it?")
@@ -215,6 +215,6 @@ def test_a_server_stopped_mid_test_fails_clearly_and_keeps_the_evidence_already_
     ), outcome.content
     assert_recorded_failure(thread, before, outcome.content)
     # The evidence written before the stop still resolves in the viewer.
-    assert message_sources(Message.objects.get(id=first.message_id)) == sources
+    assert message_sources(recorded_message(first)) == sources
     page = viewer_resolves(reader, thread, sources)
     assert 'data-tool-status="error"' in page

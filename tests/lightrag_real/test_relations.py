@@ -24,6 +24,7 @@ from tests.lightrag_real.checks import (
     cite_all,
     quoted_chunk,
     recorded_data,
+    recorded_message,
     recorded_request,
     split_sep,
     viewer_resolves,
@@ -51,7 +52,7 @@ def searched(
 ) -> tuple[Message, dict[str, Any], dict[str, Any]]:
     outcome = retrieval_search(user=user, tool="entity_relations_search", query=QUESTION, thread_id=thread.id)
     assert outcome.status == "success", outcome.content
-    return Message.objects.get(id=outcome.message_id), recorded_request(recording), recorded_data(recording)
+    return recorded_message(outcome), recorded_request(recording), recorded_data(recording)
 
 
 def test_it_asks_in_hybrid_mode_and_the_server_repeats_its_answer(

@@ -60,156 +60,24 @@ DEFAULT_MODEL = "standin-model"
 TUPLE_DELIMITER = "<|#|>"
 COMPLETION_DELIMITER = "<|COMPLETE|>"
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 #: Words that carry no retrieval signal. Capitalised, they also never start an entity name.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "across",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "although",
-        "am",
-        "among",
-        "an",
-        "and",
-        "any",
-        "are",
-        "around",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "either",
-        "every",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "however",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "later",
-        "many",
-        "may",
-        "me",
-        "might",
-        "more",
-        "most",
-        "much",
-        "must",
-        "my",
-        "neither",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "per",
-        "same",
-        "she",
-        "should",
-        "since",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "today",
-        "too",
-        "under",
-        "until",
-        "up",
-        "upon",
-        "us",
-        "very",
-        "via",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "whether",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "within",
-        "without",
-        "would",
-        "yes",
-        "yet",
-        "you",
-        "your",
-        "yours",
-    ]
+STOPWORDS = _words(
+    """
+    a about above across after again against all also although am among an and any are around
+    as at be because been before being below between both but by can could did do does doing
+    down during each either every few for from further had has have having he her here hers
+    him his how however i if in into is it its itself just later many may me might more most
+    much must my neither no nor not now of off on once only or other our ours out over own per
+    same she should since so some such than that the their theirs them then there these they
+    this those through to today too under until up upon us very via was we were what when
+    where whether which while who whom whose why will with within without would yes yet you
+    your yours
+    """
 )
 
 _WORD = re.compile(r"[0-9A-Za-z\u00C0-\u024F]+(?:['\u2019-][0-9A-Za-z\u00C0-\u024F]+)*")
@@ -218,48 +86,17 @@ _CAPITALISED = re.compile(r"[A-Z\u00C0-\u00DE][\w\-]*")
 _NAME_JOINERS = frozenset({"of", "de", "van", "von", "der", "la", "le", "du"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
-_ORGANIZATION_WORDS = frozenset(
-    [
-        "agency",
-        "association",
-        "bank",
-        "board",
-        "college",
-        "committee",
-        "company",
-        "consortium",
-        "corporation",
-        "council",
-        "foundation",
-        "group",
-        "guild",
-        "institute",
-        "laboratory",
-        "lab",
-        "league",
-        "ministry",
-        "museum",
-        "observatory",
-        "press",
-        "school",
-        "society",
-        "university",
-        "works",
-    ]
+_ORGANIZATION_WORDS = _words(
+    """
+    agency association bank board college committee company consortium corporation council
+    foundation group guild institute laboratory lab league ministry museum observatory press
+    school society university works
+    """
 )
-_ARTIFACT_WORDS = frozenset(
-    [
-        "camera",
-        "clock",
-        "device",
-        "engine",
-        "instrument",
-        "machine",
-        "probe",
-        "rover",
-        "satellite",
-        "telescope",
-    ]
+_ARTIFACT_WORDS = _words(
+    """
+    camera clock device engine instrument machine probe rover satellite telescope
+    """
 )
 _EVENT_WORDS = frozenset(["conference", "congress", "expedition", "festival", "survey", "summit", "war"])
 _CONTENT_WORDS = frozenset(["atlas", "book", "catalogue", "journal", "paper", "report"])
@@ -622,7 +459,7 @@ class StandinServer(ThreadingHTTPServer):
 
     @property
     def base_url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = _host_port(self)
         return f"http://{host}:{port}/v1"
 
     def next_number(self) -> int:
@@ -684,7 +521,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages) or not messages:
             self._error(HTTPStatus.BAD_REQUEST, "'messages' must be a non-empty list of objects.")
             return
-        model_name = body.get("model") if isinstance(body.get("model"), str) else self.server.model.name
+        model_name = _model_name(body, self.server.model.name)
         _, text = self.server.model.reply(messages)
         number = self.server.next_number()
         if not body.get("stream"):
@@ -716,7 +553,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.BAD_REQUEST, "'encoding_format' must be 'float' or 'base64'.")
             return
         vectors = [self.server.model.embed(text, dimension) for text in inputs]
-        model_name = body.get("model") if isinstance(body.get("model"), str) else self.server.model.name
+        model_name = _model_name(body, self.server.model.name)
         self._json(HTTPStatus.OK, embedding_body(model_name, vectors, encoding))
 
     def _read_body(self) -> bytes:
@@ -737,6 +574,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def _host_port(server: ThreadingHTTPServer) -> tuple[str, int]:
+    host, port = server.server_address[:2]
+    return (host.decode() if isinstance(host, bytes) else str(host)), int(port)
+
+
+def _model_name(body: Mapping[str, Any], default: str) -> str:
+    """The model the request names (echoed back, as OpenAI does), else the stand-in's own."""
+    name = body.get("model")
+    return name if isinstance(name, str) and name else default
 
 
 @contextmanager
@@ -767,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dimension", type=int, default=DEFAULT_DIMENSION)
     options = parser.parse_args(argv)
     server = StandinServer((options.host, options.port), Model(dimension=options.dimension), options.api_key)
-    host, port = server.server_address[:2]
+    host, port = _host_port(server)
     sys.stdout.write(f"listening on http://{host}:{port}\n")
     sys.stdout.flush()
     try:

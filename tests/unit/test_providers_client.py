@@ -216,6 +216,7 @@ def test_a_body_falsely_labelled_gzip_by_a_real_server_is_refused_unread() -> No
     thread.start()
     try:
         host, port = server.server_address[:2]
+        assert isinstance(host, str)
         real = Connection(label="RAGFlow", base_url=f"http://{host}:{port}", timeout=5)
         with (
             ProviderSession(real) as session,

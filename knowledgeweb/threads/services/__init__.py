@@ -3,7 +3,6 @@
 from knowledgeweb.threads.services.imports import thread_import
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
 from knowledgeweb.threads.services.threads import thread_create
-from knowledgeweb.threads.services.tokens import token_authenticate, token_create
 
 __all__ = [
     "message_append",
@@ -11,6 +10,4 @@ __all__ = [
     "message_digest",
     "thread_create",
     "thread_import",
-    "token_authenticate",
-    "token_create",
 ]
