@@ -6,10 +6,13 @@ import html
 import re
 from typing import Any
 
+import pytest
 from django.test import Client
 
+from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.bounds import TRUNCATION_MARK
+from knowledgeweb.providers.lightrag import adapter
 from knowledgeweb.providers.lightrag.relations import SEP
 from knowledgeweb.retrieval import SearchOutcome
 from knowledgeweb.threads.models import Message, Thread
@@ -18,6 +21,19 @@ from tests.lightrag_real.servers import LightragServer
 from tests.live.conftest import RecordingTransport
 
 _SHARED_HANDLE = re.compile(r"\(#(knowledge-source-[0-9a-f]{32})\)")
+
+
+def use_mode(monkeypatch: pytest.MonkeyPatch, binding: KnowledgeBinding, tool: str, mode: str) -> None:
+    """Make the following searches of ``tool`` through ``binding`` ask LightRAG in ``mode``.
+
+    Bindings cannot choose a mode yet, so the mode is set where the adapter holds it
+    (``adapter._MODES``); every caller asserts the recorded request carried it. Once
+    bindings have ``query_modes``/``default_mode`` (the providers branch), this becomes
+    ``binding.default_mode = mode`` (or ``mode=`` on the search); ``_MODES`` then no longer
+    exists and this function fails loudly until it is changed.
+    """
+    assert binding.provider == "lightrag"
+    monkeypatch.setitem(adapter._MODES, tool, mode)
 
 
 def recorded_data(recording: RecordingTransport) -> dict[str, Any]:

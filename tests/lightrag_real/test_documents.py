@@ -4,9 +4,8 @@ binding -> ``retrieval_search`` -> adapter -> ``format_result`` -> tool message 
 Every cited excerpt is compared with the chunks in the server's own ``/query/data`` answer.
 
 Query modes: bindings do not choose a mode yet (the adapter sends ``mix`` for documents),
-so each mode is set where the adapter holds it, ``adapter._MODES``, and the recorded request
-proves the server was asked in that mode. When bindings gain ``query_modes``/``default_mode``
-these tests should pick the mode through the binding instead (the patch then fails loudly).
+so ``checks.use_mode`` sets it where the adapter holds it, and the recorded request proves
+the server was asked in that mode (see ``use_mode`` for the change once bindings choose).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.providers.lightrag import adapter
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
@@ -30,6 +28,7 @@ from tests.lightrag_real.checks import (
     recorded_data,
     recorded_message,
     recorded_request,
+    use_mode,
     viewer_resolves,
 )
 from tests.lightrag_real.conftest import API_KEY
@@ -60,7 +59,7 @@ def test_every_mode_cites_exactly_the_chunks_the_server_returned(
     recording: RecordingTransport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(adapter._MODES, "knowledge_search", mode)
+    use_mode(monkeypatch, binding, "knowledge_search", mode)
     message = search(user, thread)
 
     sent = recorded_request(recording)
@@ -125,7 +124,7 @@ def test_bypass_mode_returns_no_data_so_the_search_finds_nothing(
     recording: RecordingTransport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(adapter._MODES, "knowledge_search", "bypass")
+    use_mode(monkeypatch, binding, "knowledge_search", "bypass")
     message = search(user, thread)
     (body,) = recording.bodies("/query/data")
     assert body["status"] == "success"

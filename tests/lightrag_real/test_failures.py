@@ -15,12 +15,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.providers.lightrag import adapter
 from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search
 from knowledgeweb.threads.evidence import message_sources
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
-from tests.lightrag_real.checks import cite_all, recorded_message, thread_messages, viewer_resolves
+from tests.lightrag_real.checks import cite_all, recorded_message, thread_messages, use_mode, viewer_resolves
 from tests.lightrag_real.conftest import API_KEY, KEY_ENV, RealLightrag
 from tests.lightrag_real.servers import EMBEDDING_DIMENSION, corpus
 from tests.live.conftest import RecordingTransport
@@ -116,7 +115,7 @@ def test_an_unknown_mode_is_refused_by_the_server_and_nothing_is_cited(
     recording: RecordingTransport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(adapter._MODES, "knowledge_search", "sideways")
+    use_mode(monkeypatch, binding, "knowledge_search", "sideways")
     before = asked(thread, "Who founded the Meridian Observatory?")
     outcome = retrieval_search(
         user=user, tool="knowledge_search", query="Who founded the Meridian Observatory?", thread_id=thread.id
@@ -156,7 +155,7 @@ def test_an_empty_result_is_a_successful_search_that_cites_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if mode is not None:
-        monkeypatch.setitem(adapter._MODES, tool, mode)
+        use_mode(monkeypatch, binding, tool, mode)
     before = asked(thread, UNRELATED)
     outcome = retrieval_search(user=user, tool=tool, query=UNRELATED, thread_id=thread.id)
 
