@@ -19,6 +19,7 @@ from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.providers.client import transport_override
 from tests.lightrag_real.installation import LIGHTRAG_VERSION, Installation, InstallError, prepare
 from tests.lightrag_real.servers import (
     LightragServer,
@@ -74,13 +75,16 @@ def real_lightrag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLigh
         standin, model_url = start_standin(workdir)
         server = start_lightrag(installation, workdir / "server", model_url=model_url, api_key=API_KEY)
         insert_corpus(server, corpus())
-    except ServerError as error:
+    except BaseException as error:
+        # Whatever went wrong, nothing started here outlives the set-up.
         for process in (server.process if server else None, standin):
             if process is not None:
                 process.stop()
-        pytest.fail(
-            f"The real LightRAG {LIGHTRAG_VERSION} server could not be prepared: {error}", pytrace=False
-        )
+        if isinstance(error, ServerError):
+            pytest.fail(
+                f"The real LightRAG {LIGHTRAG_VERSION} server could not be prepared: {error}", pytrace=False
+            )
+        raise
     try:
         yield RealLightrag(installation, server, standin, model_url)
     finally:
@@ -106,15 +110,13 @@ def binding(lightrag_server: LightragServer, user: User, monkeypatch: pytest.Mon
         tools=TOOLS,
         users=[user],
         top_k=10,
-        timeout=60,
+        timeout=30,
     )
 
 
 @pytest.fixture
 def recording() -> Iterator[RecordingTransport]:
     """The real network transport behind the client factory, keeping each answer for comparison."""
-    from knowledgeweb.providers.client import transport_override
-
     transport = RecordingTransport()
     with transport_override(transport):
         yield transport
