@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean
+.PHONY: install run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ pytest-postgres: install
 	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
 
 test: lint typecheck pytest pytest-postgres
+
+# Builds (or verifies) the real-LightRAG tests' cache ahead, e.g. before going offline; the
+# tests' own fixture does the same on first use (README, "The real LightRAG server in the tests").
+lightrag-cache: install
+	$(BIN)/python -m tests.lightrag_real.installation
 
 bench: install
 	$(BIN)/python bench/run.py
