@@ -95,9 +95,9 @@ def main() -> int:
     from knowledgeweb.threads.evidence import validation_counter
     from knowledgeweb.threads.models import Message
     from knowledgeweb.threads.services import message_append, thread_import
-    from knowledgeweb.web.rendering.markdown import markdown_to_html
-    from knowledgeweb.web.rendering.pipeline import render_counter
-    from knowledgeweb.web.rendering.sanitizer import make_cleaner
+    from knowledgeweb.threads.rendering.markdown import markdown_to_html
+    from knowledgeweb.threads.rendering.pipeline import render_counter
+    from knowledgeweb.threads.rendering.sanitizer import make_cleaner
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     client = Client()

@@ -111,3 +111,17 @@ def cache_from_url(url: str) -> dict[str, Any]:
     if scheme in {"redis", "rediss"}:
         return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
     raise ImproperlyConfigured(f"CACHE_URL must start with locmem:// or redis://, not {url!r}.")
+
+
+def env_positive_int(name: str, default: int, *, environ: Mapping[str, str] | None = None) -> int:
+    """A whole number of at least 1; anything else stops start-up naming the variable."""
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ImproperlyConfigured(f"{name} must be a whole number of at least 1, not {raw!r}.")
+    return value

@@ -7,7 +7,14 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
-from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_list, env_str
+from knowledgeweb.environment import (
+    cache_from_url,
+    database_from_url,
+    env_bool,
+    env_list,
+    env_positive_int,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -75,6 +82,8 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": cache_from_url(env_str("CACHE_URL") or "locmem://")}
+# Seconds a memoized validation is kept (docs/decisions.md, "Render at write"): a day.
+KNOWLEDGEWEB_CACHE_TTL = env_positive_int("KNOWLEDGEWEB_CACHE_TTL", 86_400)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -7,15 +7,10 @@ pydantic: this package must never import Django or httpx.
 
 from knowledgeweb.knowledge.accumulation import SourceAccumulator
 from knowledgeweb.knowledge.budget import enforce_output_budget
-from knowledgeweb.knowledge.citations import (
-    Citation,
-    classify_href,
-    contains_handle,
-    find_citations,
-    nesting_exceeded,
-)
+from knowledgeweb.knowledge.citations import Citation, classify_href, contains_handle
 from knowledgeweb.knowledge.delegation import forward_sources
-from knowledgeweb.knowledge.formatting import format_result
+from knowledgeweb.knowledge.formatting import FormattedResult, format_result, format_result_view
+from knowledgeweb.knowledge.linkgrammar import find_citations, nesting_exceeded, parse_markdown
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
 from knowledgeweb.knowledge.reading import read_sources
 from knowledgeweb.knowledge.reserved import RESERVED_KEYS, strip_reserved_keys
@@ -44,10 +39,13 @@ __all__ = [
     "contains_handle",
     "enforce_output_budget",
     "find_citations",
+    "FormattedResult",
     "format_result",
+    "format_result_view",
     "forward_sources",
     "native_handle",
     "nesting_exceeded",
+    "parse_markdown",
     "read_sources",
     "shared_handle",
     "source_id",

@@ -28,5 +28,5 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
         thread = thread_get_for_owner(owner=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
-    view = render_thread(thread_messages(thread=thread, with_artifacts=False))
+    view = render_thread(thread, thread_messages(thread=thread, with_artifacts=False))
     return render(request, "web/thread_detail.html", {"thread": thread, "view": view})

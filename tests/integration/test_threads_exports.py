@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from io import StringIO
 
 import pytest
@@ -14,11 +15,10 @@ from django.core.management import call_command
 from django.test import Client
 from markdown_it import MarkdownIt
 
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult
+from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, parse_markdown
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import message_sources, validation_counter
 from knowledgeweb.threads.exports import REFERENCES_HEADING, targets_reference_anchor, thread_export
-from knowledgeweb.threads.links import RenderedLink, inspect_markdown
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_import
@@ -28,6 +28,17 @@ pytestmark = pytest.mark.django_db
 Append = Callable[..., Message]
 RENDERER = MarkdownIt("commonmark", {"html": True})
 GENUINE_RULE = f"\n\n---\n\n## {REFERENCES_HEADING}\n\n"
+
+
+@dataclass(frozen=True)
+class RenderedLink:
+    href: str
+    text: str
+
+
+def rendered_links(text: str) -> list[RenderedLink]:
+    """Every link a renderer shows, as the one link grammar finds them."""
+    return [RenderedLink(link.href, link.label) for link in parse_markdown(text).links]
 
 
 def anchor_tag(text: str) -> str:
@@ -49,7 +60,7 @@ def section(text: str, heading: str) -> str:
 
 def reference_links(text: str) -> list[RenderedLink]:
     """The links a renderer shows that lead to a ``#ref-`` anchor."""
-    return [link for link in inspect_markdown(text).links if targets_reference_anchor(link.href)]
+    return [link for link in rendered_links(text) if targets_reference_anchor(link.href)]
 
 
 def html_tags(text: str) -> list[str]:
@@ -264,7 +275,7 @@ def test_markers_written_in_the_thread_stay_plain_text_while_genuine_markers_are
     # As a renderer reads the whole document: one link leads to a reference, the genuine marker;
     # the only raw HTML is the genuine entry's anchor.
     assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
-    assert [link.href for link in inspect_markdown(text).links] == [
+    assert [link.href for link in rendered_links(text)] == [
         f"#ref-{tag}-1",
         "https://example.org/guide",
     ]

@@ -20,7 +20,7 @@ from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import thread_messages
 from knowledgeweb.threads.services import message_append, thread_create, thread_import
 from knowledgeweb.web.rendering import thread as thread_rendering
-from knowledgeweb.web.rendering.pipeline import render_counter
+from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.web.rendering.thread import fragment_counter, render_thread
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from knowledgeweb.knowledge import (
     read_sources,
 )
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED
-from knowledgeweb.web.rendering.markdown import markdown_to_html
-from knowledgeweb.web.rendering.pipeline import render_assistant_content, render_counter
+from knowledgeweb.threads.rendering.markdown import markdown_to_html
+from knowledgeweb.threads.rendering.pipeline import render_assistant_content, render_counter
 
 
 def _shared() -> dict[str, Evidence]:

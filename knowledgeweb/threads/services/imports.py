@@ -12,6 +12,7 @@ from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.imports import message_fields_from_json
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services.messages import message_build, message_bytes
+from knowledgeweb.threads.services.renders import renders_prepare, renders_store
 from knowledgeweb.threads.services.threads import thread_create
 
 #: An import larger than this is refused before anything is read.
@@ -56,12 +57,15 @@ def thread_import(
             )
         except MessageInvalidError as exc:
             raise MessageInvalidError(str(exc), position=position) from exc
+    for seq, message in enumerate(built, start=1):
+        message.seq = seq
+    renderings = renders_prepare(built)  # rendered before the write, like an append
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)
-        for seq, message in enumerate(built, start=1):
+        for message in built:
             message.thread = thread
-            message.seq = seq
         Message.objects.bulk_create(built)
+        renders_store(thread, built, renderings)
         thread.message_count = len(built)
         thread.content_bytes = sum(message_bytes(content=m.content, artifact=m.artifact) for m in built)
         Thread.objects.filter(pk=thread.pk).update(

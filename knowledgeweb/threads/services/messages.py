@@ -16,6 +16,7 @@ from django.utils import timezone
 from knowledgeweb.knowledge import strip_reserved_keys
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadNotFound
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.services.renders import render_prepare, render_store
 from knowledgeweb.threads.text import unstorable_field
 
 # Concurrent appends to one thread race for the next seq. PostgreSQL serializes
@@ -56,8 +57,15 @@ def message_build(
     artifact: Any = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_view: dict[str, Any] | None = None,
 ) -> Message:
-    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys."""
+    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys.
+
+    ``tool_view`` is the retrieval service's account of its own search; only a trusted
+    (server-side) writer may set it.
+    """
+    if tool_view is not None and not (trusted and type == MessageType.TOOL):
+        raise MessageInvalidError("only the retrieval service records a tool view.")
     if type not in MessageType.values:
         raise MessageInvalidError(
             f"unknown message type {type!r}; expected one of {', '.join(MessageType.values)}."
@@ -85,6 +93,7 @@ def message_build(
         artifact=stored_artifact,
         status=status,
         digest=message_digest(content=content, artifact=stored_artifact),
+        tool_view=tool_view,
     )
     try:
         # seq is assigned under the lock, the thread is checked there too, and the
@@ -105,8 +114,9 @@ def message_append(
     artifact: dict[str, Any] | None = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_view: dict[str, Any] | None = None,
 ) -> Message:
-    """Append one message at the end of ``thread``.
+    """Append one message at the end of ``thread``, rendered and stored with its render.
 
     Reserved evidence keys are stripped from ``artifact`` unless ``trusted``
     (only server-side producers pass ``trusted=True``). ``seq`` is assigned
@@ -121,7 +131,11 @@ def message_append(
         artifact=artifact,
         status=status,
         trusted=trusted,
+        tool_view=tool_view,
     )
+    # Rendered before the lock is taken; ``render_store`` renders again only if evidence
+    # arrived in between.
+    prepared = render_prepare(thread, message)
     for attempt in range(1, _MAX_ATTEMPTS + 1):
         try:
             with transaction.atomic():
@@ -129,6 +143,7 @@ def message_append(
                 last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
                 message.seq = last + 1
                 message.save()
+                render_store(thread, message, prepared)
                 Thread.objects.filter(pk=thread.pk).update(
                     updated_at=timezone.now(),
                     message_count=F("message_count") + 1,

@@ -1,13 +1,15 @@
 """Entries of the sources panel (SPEC §8).
 
-An entry's body depends only on its evidence, so it is rendered once, cached
-with the fragment of the tool message that carries it, and a page render only
-wraps it with the entry's citation count.
+An entry's body depends only on its evidence, so it is rendered once, stored
+with the render of the tool message that carries it, and a page only wraps it
+with the entry's citation count.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
+from typing import Any
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -48,14 +50,17 @@ def source_entry_body(source: Evidence) -> str:
     )
 
 
-def source_entry(source: Evidence, body: str, citations: int) -> SafeString:
-    """The whole panel entry: its anchor (``id`` is the citation's handle), body and count."""
+def source_entry(record: Mapping[str, Any], body: str, citations: int) -> SafeString:
+    """The whole panel entry: its anchor (``id`` is the citation's handle), body and count.
+
+    ``record`` is the source as stored with its render (``evidence_to_json``).
+    """
     count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
     # Handles and ids are validated hex; escaping them anyway keeps this safe by construction
     # (the standard library's escape: Django's lazy-aware one costs more than the whole entry).
     return SafeString(  # every interpolated value is escaped or built by source_entry_body
-        f'<li class="source" id="{escape(source.handle)}" tabindex="-1" data-source-entry '
-        f'data-source-id="{escape(source.id)}" data-form="{escape(source.form)}" '
-        f'data-truncated="{"true" if source.truncated else "false"}" data-citations="{citations}">'
+        f'<li class="source" id="{escape(record["handle"])}" tabindex="-1" data-source-entry '
+        f'data-source-id="{escape(record["id"])}" data-form="{escape(record["form"])}" '
+        f'data-truncated="{"true" if record["truncated"] else "false"}" data-citations="{citations}">'
         f'{body}<p class="source-count">{count}</p></li>'
     )
