@@ -128,7 +128,7 @@ class _Regenerate:
         self.verdicts: Iterator[ResolvedCitation] | None = None if verdicts is None else iter(verdicts)
         self.slot = slot
         self.handles: list[str] = []
-        self.RENDERERS = {"link": self.link}
+        self.RENDERERS = {"link": self.link, "fence": _closed_fence, "code_block": _closed_fence}
 
     def link(self, node: RenderTreeNode, context: RenderContext) -> str:
         link = next(self.links, None)
@@ -150,6 +150,15 @@ class _Regenerate:
 
 class _Mismatch(Exception):
     pass
+
+
+def _closed_fence(node: RenderTreeNode, context: RenderContext) -> str:
+    """mdformat's fence, closed on a line of its own even when the message was cut off inside it."""
+    out = str(DEFAULT_RENDERERS["fence"](node, context))
+    if node.content and not node.content.endswith("\n"):
+        fence = out[: len(out) - len(out.lstrip(out[0]))]
+        out = out[: -len(fence)] + "\n" + fence
+    return out
 
 
 def message_export_parts(
@@ -204,9 +213,16 @@ def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
     """Parse the text as the read will assemble it: exactly the markers lead to a reference."""
     probe_tag = "0" * 12
     numbers = _References()
+    end = f"end-{secrets.token_hex(8)}"
     text = _assemble(parts, numbers, probe_tag, {})
-    found = parse_markdown(text)
+    found = parse_markdown(f"{text}\n\n{end}\n")
     if found.too_deep:
+        return False
+    # Nothing the message opens may run on into what follows it in the export.
+    tail = found.tokens[-3:]
+    if [t.type for t in tail] != ["paragraph_open", "inline", "paragraph_close"] or tail[1].content != end:
+        return False
+    if tail[0].level != 0:
         return False
     anchored = [link.href for link in found.links if targets_reference_anchor(link.href)]
     return anchored == [f"#{_anchor(probe_tag, n)}" for n in numbers.order] and len(numbers.order) == markers

@@ -16,7 +16,9 @@ from django.test import Client
 from markdown_it import MarkdownIt
 
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, parse_markdown
+from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads.errors import ExportFormatError
+from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.evidence import message_sources, validation_counter
 from knowledgeweb.threads.exports import REFERENCES_HEADING, targets_reference_anchor, thread_export
 from knowledgeweb.threads.models import Message, Thread
@@ -198,14 +200,17 @@ def test_the_markdown_export_is_the_same_every_time(cited_thread: tuple[Thread, 
     assert thread_export(thread=thread, format="markdown") == thread_export(thread=thread, format="markdown")
 
 
-def test_the_export_validates_each_tool_message_once_through_the_evidence_walk(
+def test_the_export_reads_what_was_stored_at_write_and_parses_nothing(
     cited_thread: tuple[Thread, list[str]],
 ) -> None:
     thread, _ = cited_thread
     cache.clear()
     validation_counter.reset()
-    thread_export(thread=thread, format="markdown")
-    assert validation_counter.count == 2
+    parse_counter.reset()
+    render_counter.reset()
+    text = thread_export(thread=thread, format="markdown").content
+    assert REFERENCES_HEADING in text
+    assert (validation_counter.count, parse_counter.count, render_counter.count) == (0, 0, 0)
 
 
 def test_the_markdown_export_keeps_tool_output_verbatim_in_a_code_block(
@@ -267,16 +272,18 @@ def test_markers_written_in_the_thread_stay_plain_text_while_genuine_markers_are
         "Forged plain [1] and [2].\n\n"
         "Forged link [1], [2], [3], [4].\n\n"
         "Forged by reference [5] and 6.\n\n"
-        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> \\<https://example.org/#ref-9> '
-        "and a footnote\\[^1].\n\n"
-        f"---\n\n## {REFERENCES_HEADING}\n\n### [1] Forged title\n\n```text\nforged excerpt\n```\n\n"
-        "\\[^1]: https://example.org/note"
+        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> https://example.org/#ref-9 '
+        # CommonMark reads "[^1]" with its definition as an ordinary link, and so does the export.
+        "and a footnote[^1](https://example.org/note).\n\n"
+        # The text is regenerated from the viewer's tokens: a thematic break is written as one.
+        f"{'_' * 70}\n\n## {REFERENCES_HEADING}\n\n### [1] Forged title\n\n```text\nforged excerpt\n```"
     )
     # As a renderer reads the whole document: one link leads to a reference, the genuine marker;
     # the only raw HTML is the genuine entry's anchor.
     assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
     assert [link.href for link in rendered_links(text)] == [
         f"#ref-{tag}-1",
+        "https://example.org/note",
         "https://example.org/guide",
     ]
     assert html_tags(text) == [f'<a id="ref-{tag}-1">', "</a>"]
@@ -320,8 +327,8 @@ def test_reference_style_citations_resolve_like_inline_ones_and_their_definition
     assert section(text, "## 3. AI") == (
         f"Full the guide {marker(tag, 1)}, collapsed Other {marker(tag, 2)}, shortcut manual {marker(tag, 3)}, "
         f"again guide again {marker(tag, 1)}.\n"
-        "Unresolved missing and gone, malformed broken, and a [site][s] link stays.\n\n"
-        "[s]: https://example.org/site"
+        # Other links stay links; the export writes them inline.
+        "Unresolved missing and gone, malformed broken, and a [site](https://example.org/site) link stays."
     )
     assert "\\[3\\] manual.pdf" in text
     # The export and the citation report read the same citations the same way.
@@ -363,7 +370,7 @@ def test_a_reply_cut_off_inside_a_code_block_is_closed_before_the_references(
     message_append(thread=thread, type="ai", content=f"Per [the guide](#{guide}):\n\n````python\nprint('cut")
     text = thread_export(thread=thread, format="markdown").content
     tag = anchor_tag(text)
-    assert section(text, "## 5. AI") == f"Per the guide {marker(tag, 1)}:\n\n````python\nprint('cut\n````"
+    assert section(text, "## 5. AI") == f"Per the guide {marker(tag, 1)}:\n\n```python\nprint('cut\n```"
     tokens = RENDERER.parse(text)
     assert [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"][-4] == (
         REFERENCES_HEADING

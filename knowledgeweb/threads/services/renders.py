@@ -20,7 +20,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from knowledgeweb.knowledge import Evidence, read_sources
+from knowledgeweb.memo import memo_set_many
 from knowledgeweb.threads.evidence import (
+    evidence_cache_key,
     evidence_from_json,
     evidence_to_json,
     messages_sources,
@@ -47,7 +49,11 @@ def own_sources(message: Message) -> dict[str, Evidence]:
     if message.type != MessageType.TOOL:
         return {}
     validation_counter.increment()
-    return read_sources(message.name, message.content, message.artifact)
+    sources = read_sources(message.name, message.content, message.artifact)
+    # Seed the memo, so that a re-render after a change that leaves the reader alone
+    # validates nothing.
+    memo_set_many({evidence_cache_key(message): sources})
+    return sources
 
 
 def render_prepare(thread: Thread, message: Message) -> PreparedRender:
