@@ -123,7 +123,7 @@ class MessageRender(models.Model):
     citations = models.JSONField(default=list, blank=True)
     # A tool message's validated evidence (the reader's verdict), as Evidence fields.
     sources = models.JSONField(default=list, blank=True)
-    # A tool message's sources-panel entry bodies, by handle.
+    # A tool message's sources-panel entries, by handle: [opening tag, body] (see ``sources``).
     entries = models.JSONField(default=dict, blank=True)
     # The message's part of the Markdown export (see ``threads.exports``).
     export = models.JSONField(default=list, blank=True)

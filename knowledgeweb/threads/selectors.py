@@ -22,6 +22,7 @@ __all__ = [
     "thread_get_for_owner",
     "thread_list_for_owner",
     "thread_messages",
+    "thread_outline",
     "thread_renders",
 ]
 
@@ -59,6 +60,14 @@ def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> M
     if message is None:
         raise ThreadNotFound("Message not found.")
     return message
+
+
+def thread_outline(*, thread: Thread) -> list[Message]:
+    """All messages of the thread, in order, with only what a page needs around their stored renders
+    (id, seq, type, status, name): never their content or artifact."""
+    return list(
+        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type", "status", "name")
+    )
 
 
 def thread_messages(*, thread: Thread, with_artifacts: bool = True) -> list[Message]:

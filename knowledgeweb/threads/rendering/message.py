@@ -19,7 +19,7 @@ from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.exports import ExportPart, message_export_parts
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
-from knowledgeweb.threads.rendering.sources import source_entry_body
+from knowledgeweb.threads.rendering.sources import source_entry_parts
 from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
 
 
@@ -30,7 +30,7 @@ class MessageRendering:
     html: str
     citations: list[dict[str, Any]] = field(default_factory=list)
     sources: dict[str, Evidence] = field(default_factory=dict)
-    entries: dict[str, str] = field(default_factory=dict)
+    entries: dict[str, list[str]] = field(default_factory=dict)
     export: list[ExportPart] = field(default_factory=list)
 
     def tally(self, state: str) -> int:
@@ -64,7 +64,7 @@ def render_message(
         html = render_to_string(
             "web/fragments/tool_message.html", {"message": message, "failed": failed, "tool": tool}
         )
-        entries = {handle: source_entry_body(source) for handle, source in own.items()}
+        entries = {handle: source_entry_parts(source) for handle, source in own.items()}
         return MessageRendering(html=html, sources=dict(own), entries=entries)
     # Human and system messages are shown as written; their export keeps their links,
     # except any that would pose as one of the export's reference markers.

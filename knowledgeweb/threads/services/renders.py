@@ -106,15 +106,21 @@ def renders_store(thread: Thread, messages: Sequence[Message], renderings: Seque
     _set_tallies(thread, renderings)
 
 
-def thread_renders(*, thread: Thread, messages: Sequence[Message]) -> dict[UUID, MessageRender]:
+def thread_renders(
+    *, thread: Thread, messages: Sequence[Message], fields: Sequence[str] | None = None
+) -> dict[UUID, MessageRender]:
     """Every message's render, by message id; stale or missing ones are re-rendered in ``seq`` order.
 
-    ``messages`` are all the thread's messages in order (artifacts may be deferred).
+    ``messages`` are all the thread's messages in order (any column but the id, seq and
+    type may be deferred); ``fields`` limits the columns read when every render is current.
     """
-    rows = {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
+    query = MessageRender.objects.filter(thread=thread)
+    rows = {row.message_id: row for row in (query.only(*fields) if fields else query)}
     fingerprint = render_fingerprint()
     if all(m.id in rows and rows[m.id].fingerprint == fingerprint for m in messages):
         return rows
+    if fields:
+        rows = {row.message_id: row for row in query}
     return _rerender(thread, messages, rows, fingerprint)
 
 
@@ -132,13 +138,16 @@ def thread_rerender(*, thread: Thread, force: bool = False) -> int:
 def _rerender(
     thread: Thread, messages: Sequence[Message], rows: dict[UUID, MessageRender], fingerprint: str
 ) -> dict[UUID, MessageRender]:
-    stale = [m for m in messages if m.id not in rows or rows[m.id].fingerprint != fingerprint]
+    stale_ids = [m.id for m in messages if m.id not in rows or rows[m.id].fingerprint != fingerprint]
+    # The stale messages whole (a page reads only their outline), in one query.
+    whole = {m.id: m for m in Message.objects.filter(pk__in=stale_ids).defer("artifact")}
     # Stale tool messages are validated again (memoized per reader fingerprint); fresh ones
     # give their stored evidence.
-    validated = messages_sources([m for m in stale if m.type == MessageType.TOOL])
+    validated = messages_sources([m for m in whole.values() if m.type == MessageType.TOOL])
     available: dict[str, Evidence] = {}
     fresh: list[MessageRender] = []
-    for message in messages:
+    for outline in messages:
+        message = whole.get(outline.id, outline)
         row = rows.get(message.id)
         if row is not None and row.fingerprint == fingerprint:
             own = {record["handle"]: evidence_from_json(record) for record in row.sources}

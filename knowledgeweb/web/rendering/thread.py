@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
 from django.utils.safestring import SafeString
 
 from knowledgeweb.threads.models import Message, MessageRender, MessageStatus, MessageType, Thread
@@ -58,11 +56,9 @@ _ROLES: dict[str, str] = {MessageType.AI: "Assistant", MessageType.HUMAN: "You",
 
 @dataclass(frozen=True, slots=True)
 class SourceEntry:
-    """A source in the panel (its handle and stored record), how often the thread's answers
-    cite it, and its entry's HTML."""
+    """A source in the panel (its handle), how often the thread's answers cite it, and its entry's HTML."""
 
     handle: str
-    record: dict[str, Any]
     citations: int
     html: SafeString
 
@@ -76,6 +72,11 @@ class ThreadView:
     @property
     def citation_total(self) -> int:
         return sum(view.resolved + view.unresolved + view.malformed for view in self.messages)
+
+    @property
+    def messages_html(self) -> SafeString:
+        # Joined here rather than looped in the template, for the same reason as the entries.
+        return SafeString("".join(view.item for view in self.messages))
 
     @property
     def cited_html(self) -> SafeString:
@@ -96,34 +97,32 @@ class ThreadView:
         return sum(view.unresolved + view.malformed for view in self.messages)
 
 
+#: What a page reads of each stored render: not the evidence records nor the export text.
+PAGE_FIELDS = ("message_id", "fingerprint", "html", "citations", "entries")
+
+
 def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
-    """The page of ``thread``: ``messages`` are all its messages in order (artifacts may be deferred)."""
-    renders = thread_renders(thread=thread, messages=messages)
+    """The page of ``thread``: ``messages`` are all its messages in order (``thread_outline``)."""
+    renders = thread_renders(thread=thread, messages=messages, fields=PAGE_FIELDS)
     views: list[MessageView] = []
     counts: dict[str, int] = {}
-    retrieved: dict[str, tuple[dict[str, Any], str]] = {}
+    retrieved: dict[str, list[str]] = {}
     for message in messages:
         render: MessageRender = renders[message.id]
-        states = [citation["state"] for citation in render.citations]
+        resolved = unresolved = malformed = 0
         for citation in render.citations:
-            if citation["state"] == "resolved":
+            state = citation["state"]
+            if state == "resolved":
+                resolved += 1
                 counts[citation["handle"]] = counts.get(citation["handle"], 0) + 1
-        for record in render.sources:
-            if record["handle"] not in retrieved:
-                retrieved[record["handle"]] = (record, render.entries[record["handle"]])
-        views.append(
-            MessageView(
-                message,
-                SafeString(render.html),  # built by our sanitizer and templates at write
-                resolved=states.count("resolved"),
-                unresolved=states.count("unresolved"),
-                malformed=states.count("malformed"),
-            )
-        )
-    cited = tuple(_entry(h, *retrieved[h], n) for h, n in counts.items() if h in retrieved)
-    uncited = tuple(_entry(h, *entry, 0) for h, entry in retrieved.items() if h not in counts)
+            elif state == "unresolved":
+                unresolved += 1
+            else:
+                malformed += 1
+        for handle, parts in render.entries.items():
+            retrieved.setdefault(handle, parts)
+        # html was built by our sanitizer and templates at write.
+        views.append(MessageView(message, SafeString(render.html), resolved, unresolved, malformed))
+    cited = tuple(SourceEntry(h, n, source_entry(retrieved[h], n)) for h, n in counts.items() if h in retrieved)
+    uncited = tuple(SourceEntry(h, 0, source_entry(parts, 0)) for h, parts in retrieved.items() if h not in counts)
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
-
-
-def _entry(handle: str, record: dict[str, Any], body: str, citations: int) -> SourceEntry:
-    return SourceEntry(handle, record, citations, source_entry(record, body, citations))
