@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("render.py", "retrieval.py", "local_index.py")
+BENCHMARKS = ("render.py", "hostile.py", "huge_thread.py", "retrieval.py", "local_index.py")
 
 
 def main() -> int:

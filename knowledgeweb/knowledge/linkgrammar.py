@@ -14,8 +14,11 @@ Decisions:
   the description as text), nor is anything inside a code span or code block.
 - A link's *label* is its text as a reader sees it: text, code spans and image
   descriptions, line breaks read as spaces.
-- A message nested past the parser's limit has no links: the viewer shows it
-  whole as written, where nothing is live.
+- A message nested past the parser's limit, holding more than ``MAX_TOKENS``
+  tokens or more than ``MAX_BRACKETS`` opening brackets, has no links: the viewer shows it whole as written,
+  where nothing is live. The token cap bounds what follows the parse (the
+  sanitizer and the export's regeneration cost time per element): an honest
+  answer holds a few hundred tokens, a hostile one tens of thousands.
 - markdown-it keeps no source offsets for inline tokens, so the grammar records
   each inline link's exact source text while parsing (a wrapper around the
   parser's own link rule, which decides nothing); the budget needs it to turn a
@@ -43,6 +46,11 @@ parse_counter = Counter()
 
 #: markdown-it stops descending at this depth and silently drops what lies deeper.
 MAX_NESTING = 20
+#: A message whose parse holds more tokens (blocks and inline elements) is shown as written.
+MAX_TOKENS = 5_000
+#: A message with more opening brackets is shown as written without being parsed: each
+#: ``[`` makes markdown-it look for a link, the costliest thing hostile input can ask of it.
+MAX_BRACKETS = 2_000
 
 _SOURCE = "knowledgeweb_source"
 _LABEL_SOURCE = "knowledgeweb_label_source"
@@ -84,6 +92,12 @@ class ParsedMarkdown:
     env: dict[str, Any]
     too_deep: bool
     links: tuple[Link, ...] = field(default=())
+    too_large: bool = False
+
+    @property
+    def as_written(self) -> bool:
+        """Whether the message is shown whole as written rather than formatted (no links)."""
+        return self.too_deep or self.too_large
 
     @property
     def citations(self) -> list[Citation]:
@@ -137,11 +151,15 @@ def nesting_exceeded(tokens: Sequence[Token]) -> bool:
 
 def parse_markdown(text: str) -> ParsedMarkdown:
     """Parse ``text`` once with the shared parser and find every link in it."""
+    if text.count("[") > MAX_BRACKETS:
+        return ParsedMarkdown(text=text, tokens=[], env={}, too_deep=False, too_large=True)
     parse_counter.increment()
     env: dict[str, Any] = {}
     tokens = markdown_parser().parse(text, env)
     if nesting_exceeded(tokens):
         return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=True)
+    if len(tokens) + sum(len(t.children or ()) for t in tokens) > MAX_TOKENS:
+        return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=False, too_large=True)
     links: list[Link] = []
     for token in tokens:
         if token.type == "inline" and token.children:

@@ -152,6 +152,35 @@ class _Mismatch(Exception):
     pass
 
 
+class _Node(RenderTreeNode):
+    """mdformat's tree node with siblings found in constant time.
+
+    The library finds a node's neighbour with ``siblings.index(self)``, a scan, and asks
+    for it at every text node: quadratic in a paragraph's length, which a hostile
+    message turns into tens of seconds. An index per parent, built once, makes it linear.
+    """
+
+    def _sibling(self, step: int) -> _Node | None:
+        parent = self.parent
+        if parent is None:
+            return None
+        positions: dict[int, int] | None = getattr(parent, "_positions", None)
+        if positions is None:
+            positions = {id(child): n for n, child in enumerate(parent.children)}
+            parent._positions = positions  # type: ignore[attr-defined]
+        target = positions[id(self)] + step
+        children = parent.children
+        return children[target] if 0 <= target < len(children) else None  # type: ignore[return-value]
+
+    @property
+    def next_sibling(self) -> _Node | None:  # type: ignore[override]
+        return self._sibling(1)
+
+    @property
+    def previous_sibling(self) -> _Node | None:  # type: ignore[override]
+        return self._sibling(-1)
+
+
 def _closed_fence(node: RenderTreeNode, context: RenderContext) -> str:
     """mdformat's fence, closed on a line of its own even when the message was cut off inside it."""
     out = str(DEFAULT_RENDERERS["fence"](node, context))
@@ -173,13 +202,13 @@ def message_export_parts(
     would not read as intended (a marker where none belongs, nesting a parser would
     cut), the message is exported verbatim in a code block instead.
     """
-    if parsed.too_deep:
+    if parsed.as_written:
         return [_verbatim(parsed.text)]
     slot = _slot(parsed.text)
     regenerate = _Regenerate(parsed.links, verdicts, slot)
     options = {**markdown_parser().options, "parser_extension": [regenerate], "mdformat": {}}
     try:
-        text = MDRenderer().render(parsed.tokens, options, dict(parsed.env)).rstrip("\n")
+        text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
     except _Mismatch:
         return [_verbatim(parsed.text)]
     if next(regenerate.links, None) is not None:
@@ -216,7 +245,7 @@ def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
     end = f"end-{secrets.token_hex(8)}"
     text = _assemble(parts, numbers, probe_tag, {})
     found = parse_markdown(f"{text}\n\n{end}\n")
-    if found.too_deep:
+    if found.as_written:
         return False
     # Nothing the message opens may run on into what follows it in the export.
     tail = found.tokens[-3:]

@@ -192,3 +192,27 @@ def test_a_message_nested_too_deeply_is_shown_whole_as_text_with_a_notice() -> N
     assert "data-citation" not in rendered.html
     assert "<a " not in rendered.html
     assert rendered.verdicts == ()
+
+
+def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations() -> None:
+    from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, MAX_TOKENS, parse_markdown
+    from knowledgeweb.threads.exports import VERBATIM_NOTE, message_export_parts
+    from knowledgeweb.threads.rendering.markdown import TOO_LARGE_NOTICE
+
+    source = _shared()
+    handle = next(iter(source))
+    brackets = f"[cited](#{handle}) " + "[" * MAX_BRACKETS
+    tokens = f"[cited](#{handle}) " + "`a` " * MAX_TOKENS
+    for text in (brackets, tokens):
+        rendered = render_assistant_content(text, source)
+        assert rendered.parsed.as_written
+        assert rendered.verdicts == ()
+        assert find_citations(text) == []
+        assert TOO_LARGE_NOTICE in rendered.html
+        assert "data-citation" not in rendered.html
+        (part,) = message_export_parts(rendered.parsed, rendered.verdicts)
+        assert isinstance(part, str) and part.startswith(VERBATIM_NOTE) and text in part
+    # Just inside the caps the message is formatted and its citation counts.
+    inside = f"[cited](#{handle}) " + "[" * (MAX_BRACKETS - 1)
+    assert not parse_markdown(inside).as_written
+    assert [v.state for v in render_assistant_content(inside, source).verdicts] == ["resolved"]

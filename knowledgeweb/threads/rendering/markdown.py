@@ -46,15 +46,24 @@ TOO_DEEP_NOTICE = (
 )
 
 
-def verbatim_html(text: str) -> str:
+TOO_LARGE_NOTICE = (
+    "This message holds too much formatting to show as formatted text. "
+    "It is shown exactly as written, and its links are not followed or checked."
+)
+
+
+def verbatim_html(text: str, notice: str = TOO_DEEP_NOTICE) -> str:
     """A message shown whole as written, with the notice saying why."""
-    return f"<p><em>{TOO_DEEP_NOTICE}</em></p>\n<pre><code>{escapeHtml(text)}</code></pre>\n"
+    return f"<p><em>{notice}</em></p>\n<pre><code>{escapeHtml(text)}</code></pre>\n"
 
 
 def parsed_to_html(parsed: ParsedMarkdown) -> str:
-    """Render a parse to HTML; a message nested deeper than the parser goes is shown as written."""
+    """Render a parse to HTML; a message nested too deeply or holding too much structure
+    (``linkgrammar.MAX_TOKENS``) is shown as written."""
     if parsed.too_deep:
         return verbatim_html(parsed.text)
+    if parsed.too_large:
+        return verbatim_html(parsed.text, TOO_LARGE_NOTICE)
     return _RENDERER.render(parsed.tokens, markdown_parser().options, parsed.env)
 
 

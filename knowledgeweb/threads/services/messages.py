@@ -25,10 +25,12 @@ from knowledgeweb.threads.text import unstorable_field
 # so the whole transaction is retried from the start.
 _MAX_ATTEMPTS = 40
 
-#: Human, AI and system messages are rendered as Markdown and scanned for citations on
-#: every report and export; past this size hostile Markdown costs seconds per request.
+#: Human, AI and system messages are parsed as Markdown once, when written (the viewer's
+#: HTML, the citation report and the export text). markdown-it's cost on unmatched
+#: brackets grows with the square of the length: past this size one hostile message costs
+#: more than a second to write (bench/hostile.py, docs/decisions.md "Render at write").
 #: Tool output is never parsed as Markdown, so only the request body limit bounds it.
-MAX_PROSE_CHARS = 100_000
+MAX_PROSE_CHARS = 40_000
 
 
 def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
