@@ -58,7 +58,9 @@ def main() -> int:
     from knowledgeweb.threads.rendering.pipeline import render_assistant_content
     from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 
-    print(f"One hostile answer at the prose cap ({MAX_PROSE_CHARS:,} characters; structure cap {MAX_TOKENS:,} tokens)")
+    print(
+        f"One hostile answer at the prose cap ({MAX_PROSE_CHARS:,} characters; structure cap {MAX_TOKENS:,} tokens)"
+    )
     ok = True
     for name, text in cases(MAX_PROSE_CHARS).items():
         samples = []

@@ -41,8 +41,12 @@ def main() -> int:
     started = time.perf_counter()
     for n in range(MESSAGES):
         message_append(thread=thread, type="tool", name="shell", content=f"{n}\n{content}"[:MESSAGE_BYTES])
-    print(f"Huge thread: {MESSAGES} tool messages of {MESSAGE_BYTES:,} bytes ({MESSAGES * MESSAGE_BYTES / 2**20:,.0f} MiB)")
-    show_time("writing them through message_append (each)", (time.perf_counter() - started) / MESSAGES, repeat=1)
+    print(
+        f"Huge thread: {MESSAGES} tool messages of {MESSAGE_BYTES:,} bytes ({MESSAGES * MESSAGE_BYTES / 2**20:,.0f} MiB)"
+    )
+    show_time(
+        "writing them through message_append (each)", (time.perf_counter() - started) / MESSAGES, repeat=1
+    )
 
     client = Client()
     client.force_login(user)
@@ -60,7 +64,9 @@ def main() -> int:
     show_time("GET /threads/<id>/ (under tracemalloc)", elapsed, repeat=1)
     ok = show_ratio("page size, MB", len(response.content) / 1e6, 5.0)
     ok &= show_ratio("memory allocated by the request (tracemalloc peak), MB", peak / 1e6, 200.0)
-    print(f"  {'peak resident memory of the process before / after, MB':<58} {rss_before:10.0f} / {rss_after:.0f}")
+    print(
+        f"  {'peak resident memory of the process before / after, MB':<58} {rss_before:10.0f} / {rss_after:.0f}"
+    )
     print("all targets met" if ok else "some targets missed (see MISSED above)")
     # The database holds over half a gigabyte: do not leave it behind.
     database = Path(os.environ["DATABASE_URL"].removeprefix("sqlite:///"))

@@ -10,8 +10,8 @@ from knowledgeweb.knowledge.budget import enforce_output_budget
 from knowledgeweb.knowledge.citations import Citation, classify_href, contains_handle
 from knowledgeweb.knowledge.delegation import forward_sources
 from knowledgeweb.knowledge.formatting import FormattedResult, format_result, format_result_view
-from knowledgeweb.knowledge.linkgrammar import find_citations, nesting_exceeded, parse_markdown
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
+from knowledgeweb.knowledge.linkgrammar import find_citations, nesting_exceeded, parse_markdown
 from knowledgeweb.knowledge.reading import read_sources
 from knowledgeweb.knowledge.reserved import RESERVED_KEYS, strip_reserved_keys
 from knowledgeweb.knowledge.types import (
@@ -28,6 +28,7 @@ __all__ = [
     "RESERVED_KEYS",
     "Citation",
     "Evidence",
+    "FormattedResult",
     "KnowledgeCapabilities",
     "KnowledgeSource",
     "RagflowLocator",
@@ -39,7 +40,6 @@ __all__ = [
     "contains_handle",
     "enforce_output_budget",
     "find_citations",
-    "FormattedResult",
     "format_result",
     "format_result_view",
     "forward_sources",

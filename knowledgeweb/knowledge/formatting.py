@@ -127,7 +127,10 @@ def format_result(
     per call unless given, for tests); anything else gives the shared envelope.
     """
     formatted = format_result_view(
-        result, max_chars_per_hit=max_chars_per_hit, max_total_chars=max_total_chars, native_nonce=native_nonce
+        result,
+        max_chars_per_hit=max_chars_per_hit,
+        max_total_chars=max_total_chars,
+        native_nonce=native_nonce,
     )
     return formatted.content, formatted.artifact
 
@@ -265,7 +268,9 @@ def _render_hit(
         view = {"position": position, "kind": "unattributed", "text": excerpt}
         return f"[{position}] {UNATTRIBUTED_TEXT}\n{excerpt}", None, view
     if nonce is not None and hit.locator is not None and hit.dataset_name is not None:
-        block, record = _render_native(hit.locator, hit.dataset_name, position, excerpt, truncated, nonce, title)
+        block, record = _render_native(
+            hit.locator, hit.dataset_name, position, excerpt, truncated, nonce, title
+        )
         handle = native_handle(record["id"])
     else:
         block, record = _render_shared(hit, position, excerpt, provider, title)

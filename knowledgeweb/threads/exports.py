@@ -58,7 +58,9 @@ def thread_export(*, thread: Thread, format: str) -> ThreadExport:
         )
     if format == "markdown":
         return ThreadExport(
-            content=thread_export_markdown(thread, messages, thread_renders(thread=thread, messages=messages)),
+            content=thread_export_markdown(
+                thread, messages, thread_renders(thread=thread, messages=messages)
+            ),
             content_type="text/markdown; charset=utf-8",
             filename=f"{stem}.md",
         )
@@ -133,7 +135,7 @@ class _Regenerate:
     def link(self, node: RenderTreeNode, context: RenderContext) -> str:
         link = next(self.links, None)
         if link is None or str(node.attrs.get("href", "")) != link.href:
-            raise _Mismatch
+            raise _MismatchError
         label = "".join(child.render(context) for child in node.children)
         if targets_reference_anchor(link.href):
             return label  # only the export's own markers may lead to a reference
@@ -141,14 +143,14 @@ class _Regenerate:
             return DEFAULT_RENDERERS["link"](node, context)
         verdict = next(self.verdicts, None)
         if verdict is None:
-            raise _Mismatch
+            raise _MismatchError
         if verdict.source is None:
             return label
         self.handles.append(verdict.source.handle)
         return f"{label}{self.slot}{len(self.handles) - 1}{self.slot}"
 
 
-class _Mismatch(Exception):
+class _MismatchError(Exception):
     pass
 
 
@@ -167,17 +169,17 @@ class _Node(RenderTreeNode):
         positions: dict[int, int] | None = getattr(parent, "_positions", None)
         if positions is None:
             positions = {id(child): n for n, child in enumerate(parent.children)}
-            parent._positions = positions  # type: ignore[attr-defined]
+            setattr(parent, "_positions", positions)  # noqa: B010  (a cache on the library's node)
         target = positions[id(self)] + step
         children = parent.children
-        return children[target] if 0 <= target < len(children) else None  # type: ignore[return-value]
+        return children[target] if 0 <= target < len(children) else None
 
     @property
-    def next_sibling(self) -> _Node | None:  # type: ignore[override]
+    def next_sibling(self) -> _Node | None:
         return self._sibling(1)
 
     @property
-    def previous_sibling(self) -> _Node | None:  # type: ignore[override]
+    def previous_sibling(self) -> _Node | None:
         return self._sibling(-1)
 
 
@@ -209,7 +211,7 @@ def message_export_parts(
     options = {**markdown_parser().options, "parser_extension": [regenerate], "mdformat": {}}
     try:
         text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
-    except _Mismatch:
+    except _MismatchError:
         return [_verbatim(parsed.text)]
     if next(regenerate.links, None) is not None:
         return [_verbatim(parsed.text)]

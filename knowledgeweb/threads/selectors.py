@@ -15,7 +15,6 @@ from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services.renders import thread_renders
 
-
 __all__ = [
     "message_get_for_owner",
     "thread_citations",
@@ -66,7 +65,9 @@ def thread_outline(*, thread: Thread) -> list[Message]:
     """All messages of the thread, in order, with only what a page needs around their stored renders
     (id, seq, type, status, name): never their content or artifact."""
     return list(
-        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type", "status", "name")
+        Message.objects.filter(thread=thread)
+        .order_by("seq")
+        .only("id", "thread_id", "seq", "type", "status", "name")
     )
 
 

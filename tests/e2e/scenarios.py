@@ -11,7 +11,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result, format_result_view, source_id
+from knowledgeweb.knowledge import (
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    format_result,
+    format_result_view,
+    source_id,
+)
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create, token_create
 

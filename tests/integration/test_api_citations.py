@@ -11,8 +11,8 @@ from django.core.cache import cache
 from django.test import Client
 
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, source_id
-from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.knowledge.linkgrammar import parse_counter
+from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations
 from knowledgeweb.threads.services import message_append
 

@@ -19,12 +19,11 @@ from hypothesis import strategies as st
 
 from knowledgeweb.knowledge import Evidence, RetrievalHit, RetrievalResult, find_citations, format_result_view
 from knowledgeweb.threads.evidence import resolve_citation
-from knowledgeweb.threads.exports import message_export_parts
+from knowledgeweb.threads.exports import message_export_parts, thread_export
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.rendering.message import citation_json
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.selectors import thread_citations
-from knowledgeweb.threads.exports import thread_export
 from knowledgeweb.threads.services import message_append, thread_create
 
 SHARED = "5" * 32
@@ -65,7 +64,7 @@ def pieces(draw: st.DrawFn) -> str:
         st.sampled_from(
             [
                 f"[{label}]({href})",
-                f"[{label}]({href} \"t\")",
+                f'[{label}]({href} "t")',
                 f"[{label}][r{len(href) % 3}]",
                 f"[r{len(href) % 3}]",
                 f"`[{label}]({href})`",
@@ -143,9 +142,7 @@ def test_known_hard_cases_agree(markdown: str) -> None:
     _agree(markdown)
 
 
-def test_stray_backticks_in_two_paragraphs_regression_through_the_whole_app(
-    user: User, db: None
-) -> None:
+def test_stray_backticks_in_two_paragraphs_regression_through_the_whole_app(user: User, db: None) -> None:
     thread = thread_create(owner=user, title="Backticks")
     formatted = format_result_view(
         RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="Fact.", title="doc.md"),))
@@ -169,7 +166,8 @@ def test_stray_backticks_in_two_paragraphs_regression_through_the_whole_app(
     (entry,) = thread_citations(thread=thread)
     assert [c.state for c in entry.citations] == ["resolved", "resolved"]
     text = thread_export(thread=thread, format="markdown").content
-    assert "it is [\\[1\\]](#ref-" in text and "again [\\[1\\]](#ref-" in text
+    assert "it is [\\[1\\]](#ref-" in text
+    assert "again [\\[1\\]](#ref-" in text
 
 
 def _agree_in_app(thread: Thread, user: User) -> None:

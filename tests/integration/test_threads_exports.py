@@ -18,10 +18,10 @@ from markdown_it import MarkdownIt
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, parse_markdown
 from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads.errors import ExportFormatError
-from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.evidence import message_sources, validation_counter
 from knowledgeweb.threads.exports import REFERENCES_HEADING, targets_reference_anchor, thread_export
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_import
 

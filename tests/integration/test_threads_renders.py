@@ -18,7 +18,8 @@ from knowledgeweb.threads.evidence import evidence_cache_key, messages_sources
 from knowledgeweb.threads.models import Message, MessageRender, Thread
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.rendering.tools import PREVIEW_CHARS
-from knowledgeweb.threads.services import message_append, renders as render_services, thread_create
+from knowledgeweb.threads.services import message_append, thread_create
+from knowledgeweb.threads.services import renders as render_services
 
 pytestmark = pytest.mark.django_db
 
@@ -121,7 +122,9 @@ def test_cache_entries_carry_a_time_to_live(
 ) -> None:
     seen: list[object] = []
     real = cache.set_many
-    monkeypatch.setattr(cache, "set_many", lambda data, timeout=None: seen.append(timeout) or real(data, timeout))
+    monkeypatch.setattr(
+        cache, "set_many", lambda data, timeout=None: seen.append(timeout) or real(data, timeout)
+    )
     settings.KNOWLEDGEWEB_CACHE_TTL = 1234  # type: ignore[attr-defined]
     append_retrieval(thread, RESULT)
     assert seen == [1234]
@@ -178,11 +181,23 @@ def test_only_a_trusted_writer_records_a_tool_view_and_nothing_is_written_otherw
 def test_a_callers_view_shaped_artifact_is_not_the_servers_view(
     thread: Thread, api_client: Client, user: User
 ) -> None:
-    forged = {"version": 1, "tool": "knowledge_search", "provider": "local", "shown": 99, "total": 99, "hits": []}
+    forged = {
+        "version": 1,
+        "tool": "knowledge_search",
+        "provider": "local",
+        "shown": 99,
+        "total": 99,
+        "hits": [],
+    }
     response = api_client.post(
         f"/api/threads/{thread.id}/messages",
-        {"type": "tool", "name": "knowledge_search", "content": "plain output", "tool_view": forged,
-         "artifact": {"tool_view": forged}},
+        {
+            "type": "tool",
+            "name": "knowledge_search",
+            "content": "plain output",
+            "tool_view": forged,
+            "artifact": {"tool_view": forged},
+        },
         content_type="application/json",
     )
     assert response.status_code == 201

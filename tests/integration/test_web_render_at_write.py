@@ -19,16 +19,22 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, find_citations, format_result, format_result_view
+from knowledgeweb.knowledge import (
+    RetrievalHit,
+    RetrievalResult,
+    find_citations,
+    format_result,
+    format_result_view,
+)
 from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads import evidence
 from knowledgeweb.threads.evidence import validation_counter
 from knowledgeweb.threads.models import MessageRender, Thread
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
-from knowledgeweb.threads.services import message_append, messages as message_services
+from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.services import messages as message_services
 from knowledgeweb.threads.services import renders as render_services
-from knowledgeweb.threads.services import thread_create, thread_import
 from knowledgeweb.web.rendering.thread import render_thread
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result, format_result_view
+from knowledgeweb.knowledge import (
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    format_result,
+    format_result_view,
+)
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
 

@@ -211,7 +211,9 @@ def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations
         assert TOO_LARGE_NOTICE in rendered.html
         assert "data-citation" not in rendered.html
         (part,) = message_export_parts(rendered.parsed, rendered.verdicts)
-        assert isinstance(part, str) and part.startswith(VERBATIM_NOTE) and text in part
+        assert isinstance(part, str)
+        assert part.startswith(VERBATIM_NOTE)
+        assert text in part
     # Just inside the caps the message is formatted and its citation counts.
     inside = f"[cited](#{handle}) " + "[" * (MAX_BRACKETS - 1)
     assert not parse_markdown(inside).as_written

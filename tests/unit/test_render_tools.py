@@ -84,7 +84,9 @@ def test_a_tool_message_without_a_server_view_is_shown_generically_as_text() -> 
     assert [(b.kind, b.body) for b in view.blocks] == [("text", formatted.content)]
     assert view.header == ""
     hostile = build_tool_view("<script>alert(1)</script>\nno blocks here", None, {})
-    assert [(b.kind, b.body) for b in hostile.blocks] == [("text", "<script>alert(1)</script>\nno blocks here")]
+    assert [(b.kind, b.body) for b in hostile.blocks] == [
+        ("text", "<script>alert(1)</script>\nno blocks here")
+    ]
 
 
 def test_a_view_of_another_shape_is_not_trusted_as_the_servers() -> None:
@@ -105,7 +107,9 @@ def test_a_long_tool_output_is_previewed_and_the_rest_is_one_link_away() -> None
 
 def test_it_keeps_the_omission_notice_the_model_read() -> None:
     hits = tuple(RetrievalHit(text=f"chunk {i} " * 40, title=f"doc{i}.md") for i in range(5))
-    formatted = format_result_view(RetrievalResult(provider="local", query="q", hits=hits), max_total_chars=900)
+    formatted = format_result_view(
+        RetrievalResult(provider="local", query="q", hits=hits), max_total_chars=900
+    )
     view = build_tool_view(formatted.content, formatted.view, _validated(formatted, "knowledge_search"))
     assert view.notice.endswith("omitted to fit the output budget.]")
     assert view.notice in formatted.content

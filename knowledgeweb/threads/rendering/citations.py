@@ -57,7 +57,7 @@ def citation_tokens(verdict: ResolvedCitation, inner: list[Token]) -> list[Token
     return [_start("span", attrs), *inner, _end("span")]
 
 
-class GrammarMismatch(Exception):
+class GrammarMismatchError(Exception):
     """The HTML's links are not the grammar's links (never expected: markdown-it emits no raw HTML)."""
 
 
@@ -67,12 +67,10 @@ class CitationFilter(html5lib_shim.Filter):
     ``links`` are every link of the message as the grammar found them and
     ``verdicts`` the verdicts of the citations among them, in order. HTML never
     nests ``<a>``, so a link ends at the next ``</a>``. Any disagreement between
-    the HTML and the grammar raises ``GrammarMismatch`` rather than guessing.
+    the HTML and the grammar raises ``GrammarMismatchError`` rather than guessing.
     """
 
-    def __init__(
-        self, source: Any, *, links: Sequence[Link], verdicts: Sequence[ResolvedCitation]
-    ) -> None:
+    def __init__(self, source: Any, *, links: Sequence[Link], verdicts: Sequence[ResolvedCitation]) -> None:
         super().__init__(source)
         self.links = links
         self.verdicts = verdicts
@@ -93,15 +91,15 @@ class CitationFilter(html5lib_shim.Filter):
                 link = next(links, None)
                 href = token.get("data", {}).get((None, "href"))
                 if link is None or (href is not None and href_target(str(href)) != link.href.strip()):
-                    raise GrammarMismatch("the rendered links differ from the grammar's links")
+                    raise GrammarMismatchError("the rendered links differ from the grammar's links")
                 if link.is_citation:
                     verdict = next(verdicts, None)
                     if verdict is None:
-                        raise GrammarMismatch("a citation link has no verdict")
+                        raise GrammarMismatchError("a citation link has no verdict")
                     hook = (verdict, [])
                     continue
             yield token
         if hook is not None:  # an unclosed link still gets its hook
             yield from citation_tokens(*hook)
         if next(links, None) is not None:
-            raise GrammarMismatch("the grammar found links the HTML does not hold")
+            raise GrammarMismatchError("the grammar found links the HTML does not hold")

@@ -60,7 +60,7 @@ def module_path(name: str) -> Path:
 def template_path(name: str) -> Path:
     from django.template.loader import get_template
 
-    return Path(get_template(name).origin.name)
+    return Path(get_template(name).origin.name)  # type: ignore[attr-defined]
 
 
 def compute_fingerprint(paths: Iterable[Path], packages: Iterable[str]) -> str:

@@ -60,7 +60,11 @@ def render_message(
         )
     if message.type == MessageType.TOOL:
         failed = message.status == MessageStatus.ERROR
-        tool = generic_view(message.content) if failed else build_tool_view(message.content, message.tool_view, own)
+        tool = (
+            generic_view(message.content)
+            if failed
+            else build_tool_view(message.content, message.tool_view, own)
+        )
         html = render_to_string(
             "web/fragments/tool_message.html", {"message": message, "failed": failed, "tool": tool}
         )

@@ -15,7 +15,7 @@ from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, parse_markdown
 from knowledgeweb.threads.evidence import ResolvedCitation, resolve_citation
-from knowledgeweb.threads.rendering.citations import CitationFilter, GrammarMismatch
+from knowledgeweb.threads.rendering.citations import CitationFilter, GrammarMismatchError
 from knowledgeweb.threads.rendering.markdown import parsed_to_html, verbatim_html
 from knowledgeweb.threads.rendering.sanitizer import make_cleaner
 
@@ -36,11 +36,13 @@ def render_assistant_content(text: str, available: Mapping[str, Evidence]) -> Re
     """Render assistant Markdown, resolving citations against ``available`` evidence."""
     render_counter.increment()
     parsed = parse_markdown(text)
-    verdicts = tuple(resolve_citation(link.citation(), available) for link in parsed.links if link.is_citation)
+    verdicts = tuple(
+        resolve_citation(link.citation(), available) for link in parsed.links if link.is_citation
+    )
     hooks = partial(CitationFilter, links=parsed.links, verdicts=verdicts)
     try:
         html = str(make_cleaner([hooks]).clean(parsed_to_html(parsed)))
-    except GrammarMismatch:
+    except GrammarMismatchError:
         # Cannot happen while markdown-it emits no raw HTML; should it ever, nothing is
         # shown as a link whose verdict the report does not hold.
         shown = ParsedMarkdown(text=text, tokens=[], env={}, too_deep=True)

@@ -97,7 +97,9 @@ def renders_prepare(messages: Sequence[Message]) -> list[MessageRendering]:
     return renderings
 
 
-def renders_store(thread: Thread, messages: Sequence[Message], renderings: Sequence[MessageRendering]) -> None:
+def renders_store(
+    thread: Thread, messages: Sequence[Message], renderings: Sequence[MessageRendering]
+) -> None:
     """Store an import's renders (its messages saved, with their seqs) and set the thread's tallies."""
     fingerprint = render_fingerprint()
     MessageRender.objects.bulk_create(

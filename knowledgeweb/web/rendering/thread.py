@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from django.utils.safestring import SafeString
 
 from knowledgeweb.threads.models import Message, MessageRender, MessageStatus, MessageType, Thread
@@ -123,6 +124,10 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
             retrieved.setdefault(handle, parts)
         # html was built by our sanitizer and templates at write.
         views.append(MessageView(message, SafeString(render.html), resolved, unresolved, malformed))
-    cited = tuple(SourceEntry(h, n, source_entry(retrieved[h], n)) for h, n in counts.items() if h in retrieved)
-    uncited = tuple(SourceEntry(h, 0, source_entry(parts, 0)) for h, parts in retrieved.items() if h not in counts)
+    cited = tuple(
+        SourceEntry(h, n, source_entry(retrieved[h], n)) for h, n in counts.items() if h in retrieved
+    )
+    uncited = tuple(
+        SourceEntry(h, 0, source_entry(parts, 0)) for h, parts in retrieved.items() if h not in counts
+    )
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
