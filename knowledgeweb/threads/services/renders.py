@@ -128,7 +128,9 @@ def thread_renders(
 
 def thread_rerender(*, thread: Thread, force: bool = False) -> int:
     """Bring one thread's renders up to date (all of them with ``force``); returns how many were rendered."""
-    messages = list(Message.objects.filter(thread=thread).order_by("seq").defer("artifact"))
+    messages = list(
+        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+    )
     rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
     fingerprint = render_fingerprint()
     stale = sum(1 for m in messages if m.id not in rows or rows[m.id].fingerprint != fingerprint)
@@ -203,7 +205,9 @@ def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRen
 def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dict[str, Evidence], int]:
     """The evidence of the thread's tool messages (before ``before_seq``), first claim wins,
     from their stored renders, and the last seq seen. Stale renders are brought up to date first."""
-    messages = list(Message.objects.filter(thread=thread).order_by("seq").defer("artifact"))
+    messages = list(
+        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+    )
     if before_seq is not None:
         messages = [m for m in messages if m.seq < before_seq]
     fingerprint = render_fingerprint()
