@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Locator, Page, expect
 
-from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result, format_result_view
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result_view
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
 from tests.e2e.watching import Watched
