@@ -149,16 +149,20 @@ def nesting_exceeded(tokens: Sequence[Token]) -> bool:
     )
 
 
-def parse_markdown(text: str) -> ParsedMarkdown:
-    """Parse ``text`` once with the shared parser and find every link in it."""
-    if text.count("[") > MAX_BRACKETS:
+def parse_markdown(text: str, *, capped: bool = True) -> ParsedMarkdown:
+    """Parse ``text`` once with the shared parser and find every link in it.
+
+    ``capped=False`` lifts the structure caps (never the nesting limit), for text the
+    application wrote itself from a message that passed them.
+    """
+    if capped and text.count("[") > MAX_BRACKETS:
         return ParsedMarkdown(text=text, tokens=[], env={}, too_deep=False, too_large=True)
     parse_counter.increment()
     env: dict[str, Any] = {}
     tokens = markdown_parser().parse(text, env)
     if nesting_exceeded(tokens):
         return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=True)
-    if len(tokens) + sum(len(t.children or ()) for t in tokens) > MAX_TOKENS:
+    if capped and len(tokens) + sum(len(t.children or ()) for t in tokens) > MAX_TOKENS:
         return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=False, too_large=True)
     links: list[Link] = []
     for token in tokens:

@@ -214,7 +214,11 @@ def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations
         assert isinstance(part, str)
         assert part.startswith(VERBATIM_NOTE)
         assert text in part
-    # Just inside the caps the message is formatted and its citation counts.
-    inside = f"[cited](#{handle}) " + "[" * (MAX_BRACKETS - 1)
+    # Just inside the caps the message is formatted, its citations count, and the export's
+    # markers (which add brackets and tokens of their own) do not push it past them.
+    inside = f"[cited](#{handle}) " * 20 + "[" * (MAX_BRACKETS - 20)
     assert not parse_markdown(inside).as_written
-    assert [v.state for v in render_assistant_content(inside, source).verdicts] == ["resolved"]
+    rendered = render_assistant_content(inside, source)
+    assert [v.state for v in rendered.verdicts] == ["resolved"] * 20
+    parts = message_export_parts(rendered.parsed, rendered.verdicts)
+    assert [p for p in parts if isinstance(p, dict)] == [{"handle": handle}] * 20
