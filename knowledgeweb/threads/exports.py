@@ -212,9 +212,9 @@ def message_export_parts(
     try:
         text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
     except _MismatchError:
-        return [_verbatim(parsed.text)]
+        return _verbatim_with_citations(parsed.text, verdicts)
     if next(regenerate.links, None) is not None:
-        return [_verbatim(parsed.text)]
+        return _verbatim_with_citations(parsed.text, verdicts)
     pieces = text.split(slot)
     parts: list[ExportPart] = []
     for index, piece in enumerate(pieces):
@@ -224,7 +224,29 @@ def message_export_parts(
         else:
             parts.append({"handle": regenerate.handles[int(piece)]})
     if not _reads_as_intended(parts, len(regenerate.handles)):
-        return [_verbatim(parsed.text)]
+        return _verbatim_with_citations(parsed.text, verdicts)
+    return parts
+
+
+def _verbatim_with_citations(
+    markdown: str, verdicts: Sequence[ResolvedCitation] | None
+) -> list[ExportPart]:
+    """The message verbatim, then its resolved citations with their numbers, in order.
+
+    For text the regeneration cannot reproduce faithfully (mdformat and markdown-it
+    disagree on some runs of adjacent code spans): the reader still gets every number
+    the report and the page give, under the text exactly as written.
+    """
+    parts: list[ExportPart] = [_verbatim(markdown)]
+    resolved = [(v.label, v.source.handle) for v in verdicts or () if v.source is not None]
+    if resolved:
+        parts.append("\n\n*Citations in this message that knowledgeweb resolved:* ")
+        for index, (label, handle) in enumerate(resolved):
+            if index:
+                parts.append(", ")
+            parts.append(_escape_inline(label) or "(no label)")
+            parts.append({"handle": handle})
+        parts.append(".")
     return parts
 
 

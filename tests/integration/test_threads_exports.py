@@ -377,7 +377,7 @@ def test_a_reply_cut_off_inside_a_code_block_is_closed_before_the_references(
     )
 
 
-def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_and_numbers_nothing(
+def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_then_its_numbered_citations(
     thread: Thread, append_retrieval: Append
 ) -> None:
     guide, other = message_sources(append_retrieval(thread, RESULT))
@@ -387,11 +387,15 @@ def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_and
     message_append(thread=thread, type="ai", content=content)
     text = thread_export(thread=thread, format="markdown").content
     tag = anchor_tag(text)
+    # The text as written, inert in a code block; then the one citation the report and the
+    # page resolve, with its number, so the three still agree.
     assert section(text, "## 3. AI") == (
         f"*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n```text\n{content}\n```"
+        f"\n\n*Citations in this message that knowledgeweb resolved:* other {marker(tag, 2)}."
     )
-    assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
-    assert "Other" not in text.rsplit(GENUINE_RULE, 1)[1]
+    assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]"), RenderedLink(f"#ref-{tag}-2", "[2]")]
+    assert [c.state for c in thread_citations(thread=thread)[1].citations] == ["resolved", "unresolved"]
+    assert text.rsplit(GENUINE_RULE, 1)[1].count("### ") == 2
 
 
 def test_a_message_nested_past_the_parsers_limit_is_exported_whole_and_verbatim(
