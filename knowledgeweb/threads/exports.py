@@ -228,9 +228,7 @@ def message_export_parts(
     return parts
 
 
-def _verbatim_with_citations(
-    markdown: str, verdicts: Sequence[ResolvedCitation] | None
-) -> list[ExportPart]:
+def _verbatim_with_citations(markdown: str, verdicts: Sequence[ResolvedCitation] | None) -> list[ExportPart]:
     """The message verbatim, then its resolved citations with their numbers, in order.
 
     For text the regeneration cannot reproduce faithfully (mdformat and markdown-it

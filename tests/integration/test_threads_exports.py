@@ -393,7 +393,10 @@ def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_the
         f"*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n```text\n{content}\n```"
         f"\n\n*Citations in this message that knowledgeweb resolved:* other {marker(tag, 2)}."
     )
-    assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]"), RenderedLink(f"#ref-{tag}-2", "[2]")]
+    assert reference_links(text) == [
+        RenderedLink(f"#ref-{tag}-1", "[1]"),
+        RenderedLink(f"#ref-{tag}-2", "[2]"),
+    ]
     assert [c.state for c in thread_citations(thread=thread)[1].citations] == ["resolved", "unresolved"]
     assert text.rsplit(GENUINE_RULE, 1)[1].count("### ") == 2
 
