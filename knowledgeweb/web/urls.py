@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, views
+from knowledgeweb.web import ask, contents, views
 
 app_name = "web"
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("", views.thread_list, name="thread-list"),
     path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
     path("ask/", ask.ask, name="ask"),
+    path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),
 ]
