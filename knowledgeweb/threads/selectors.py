@@ -2,21 +2,94 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from knowledgeweb.threads.citations import MessageCitations, messages_citations
-from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.errors import ThreadCursorError, ThreadNotFound
+from knowledgeweb.threads.models import Message, MessageType, Thread
+
+#: The list's one order. ``id`` breaks ties between threads updated in the same
+#: microsecond, so a page boundary never drops or repeats a thread.
+THREAD_ORDER = ("-updated_at", "-id")
+#: Longest search accepted; longer text is cut (a search box, not a document).
+MAX_SEARCH_CHARS = 200
+#: Messages whose text the search reads: what was said, not what a tool returned.
+_SEARCHED_TYPES = (MessageType.HUMAN, MessageType.AI, MessageType.SYSTEM)
 
 
-def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
-    """The owner's threads, most recently updated first, each with ``message_count``."""
+def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> QuerySet[Thread]:
+    """The owner's threads, most recently updated first, optionally matching ``search``.
+
+    The order is explicit (``THREAD_ORDER``), never left to the model's default,
+    which any later ``annotate``/``values`` could silently drop. ``search`` matches
+    a case-insensitive substring of the title or of any human, AI or system
+    message's text, the same way on SQLite and PostgreSQL (docs/decisions.md).
+    Rows carry their stored tallies (``message_count``, ``citations_*``): nothing
+    here aggregates or renders messages.
+    """
     if not owner.is_authenticated:
         return Thread.objects.none()
-    return Thread.objects.filter(owner=owner).annotate(message_count=Count("messages"))
+    threads = Thread.objects.filter(owner=owner)
+    needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if needle:
+        said = Message.objects.filter(
+            thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
+        )
+        threads = threads.filter(Q(title__icontains=needle) | Exists(said))
+    return threads.order_by(*THREAD_ORDER)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    """One page of the list and the cursor of the next (None on the last page)."""
+
+    threads: list[Thread]
+    next_cursor: str | None
+
+
+def thread_cursor(thread: Thread) -> str:
+    """An opaque cursor naming the position just after ``thread`` in ``THREAD_ORDER``."""
+    raw = f"{thread.updated_at.isoformat()}|{thread.id.hex}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _cursor_position(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, key = raw.split("|")
+        updated = datetime.fromisoformat(stamp)
+        if updated.tzinfo is None:
+            raise ValueError("naive timestamp")
+        return updated, UUID(hex=key)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ThreadCursorError(
+            "The cursor is not one this API issued. Start again without a cursor."
+        ) from exc
+
+
+def thread_page_for_owner(
+    *, owner: User | AnonymousUser, limit: int, cursor: str = "", search: str = ""
+) -> ThreadPage:
+    """``limit`` threads in list order, starting after ``cursor`` (keyset pagination).
+
+    A keyset, not an offset: a thread updated while a client pages moves to the
+    front instead of shifting every later page by one.
+    """
+    threads = thread_list_for_owner(owner=owner, search=search)
+    if cursor:
+        updated, key = _cursor_position(cursor)
+        threads = threads.filter(Q(updated_at__lt=updated) | Q(updated_at=updated, id__lt=key))
+    rows = list(threads[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return ThreadPage(threads=rows, next_cursor=thread_cursor(rows[-1]) if more and rows else None)
 
 
 def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:

@@ -2,7 +2,7 @@
 
 from knowledgeweb.threads.services.imports import thread_import
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
-from knowledgeweb.threads.services.threads import thread_create
+from knowledgeweb.threads.services.threads import thread_create, thread_delete
 from knowledgeweb.threads.services.tokens import token_authenticate, token_create
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "message_build",
     "message_digest",
     "thread_create",
+    "thread_delete",
     "thread_import",
     "token_authenticate",
     "token_create",

@@ -1,12 +1,16 @@
-"""Creating threads."""
+"""Creating and deleting threads."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from uuid import UUID
+
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from knowledgeweb.threads.errors import ThreadInvalidError
 from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.text import unstorable_field
 
 
@@ -22,4 +26,19 @@ def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
         details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
         raise ThreadInvalidError(details) from exc
     thread.save()
+    return thread
+
+
+def thread_delete(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:
+    """Delete the owner's thread and every message in it, in one transaction.
+
+    Another user's thread, a missing one and a malformed id all raise
+    ``ThreadNotFound`` and delete nothing. Returns the deleted thread (its
+    fields still readable, its primary key cleared by Django).
+    """
+    thread = thread_get_for_owner(owner=owner, thread_id=thread_id)
+    with transaction.atomic():
+        # Messages have no signals and nothing that depends on them, so the collector
+        # removes them with one DELETE ... WHERE thread_id, never loading a long thread.
+        thread.delete()
     return thread
