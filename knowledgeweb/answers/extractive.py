@@ -26,6 +26,8 @@ ABSTAIN_PART = "None of the retrieved passages answers"
 #: words (docs/decisions.md, "Ask"). Below it, the composer abstains rather than quote a
 #: sentence that merely shares a word or two with the question.
 MIN_COVERAGE = 0.6
+#: Further sentences are quoted only when they cover nearly as much as the best one.
+RUNNER_UP_MARGIN = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +107,10 @@ class ExtractiveComposer:
             return sum(weight.get(word, 0.0) for word in candidate.stems & wanted)
 
         scored = [(coverage(c), rarity(c), c) for c in candidates]
+        best = max((entry[0] for entry in scored), default=0.0)
+        floor = max(self.min_coverage, best - RUNNER_UP_MARGIN)
         ranked = sorted(
-            (entry for entry in scored if entry[0] >= self.min_coverage),
+            (entry for entry in scored if entry[0] >= floor),
             key=lambda entry: (-entry[0], -entry[1], entry[2].source_rank, entry[2].position),
         )
         chosen: list[_Candidate] = []

@@ -78,7 +78,7 @@ DEMO_THREADS = (
     ),
     DemoThread(
         title="Demo: tool output cut by the output budget",
-        question="What happens to evidence, excerpts and citations when tool output is truncated by the budget?",
+        question="What happens to evidence that no longer appears in full after the tool output is cut?",
         output_limit=DEMO_OUTPUT_LIMIT,
     ),
 )

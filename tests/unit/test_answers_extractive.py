@@ -54,7 +54,7 @@ def test_it_implements_the_answer_composer_interface() -> None:
     assert composer.name == "extractive"
 
 
-def test_it_quotes_the_best_sentences_each_followed_by_its_citation() -> None:
+def test_it_quotes_the_sentences_that_best_cover_the_question_each_followed_by_its_citation() -> None:
     content, artifact = _tool_message(BEES, TIDES)
     handles = list(read_sources(TOOL, content, artifact))
 
@@ -64,7 +64,6 @@ def test_it_quotes_the_best_sentences_each_followed_by_its_citation() -> None:
         "From the retrieved sources:",
         "",
         f"- Bees make honey from nectar and store it in wax comb. [citation:Bees](#{handles[0]})",
-        f"- Honey bees live in hives. [citation:Bees](#{handles[0]})",
     ]
 
 
