@@ -266,7 +266,9 @@ _PAGE_HEADERS = {
     summary="List your threads",
     openapi_extra={"responses": {"200": {"description": "OK", "headers": _PAGE_HEADERS}}},
 )
-def list_threads(request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]) -> list[ThreadOut]:
+def list_threads(
+    request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]
+) -> list[ThreadOut]:
     """Your threads, most recently updated first (ties broken by id), `limit` per page.
 
     The body is the page itself, a JSON array. When more threads follow, the

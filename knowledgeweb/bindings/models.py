@@ -45,7 +45,9 @@ class KnowledgeBinding(models.Model):
     query_modes = models.JSONField(
         default=list, blank=True, help_text="LightRAG query modes a search may pick; empty means the default."
     )
-    default_mode = models.CharField(max_length=16, blank=True, help_text="LightRAG query mode used by default.")
+    default_mode = models.CharField(
+        max_length=16, blank=True, help_text="LightRAG query mode used by default."
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

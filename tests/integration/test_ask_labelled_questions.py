@@ -46,10 +46,11 @@ ANSWERABLE: list[tuple[str, str]] = [
     ("How are LightRAG entity relations labelled?", "labelled as unattributed"),
     ("When does a result keep RAGFlow's native citation snapshot?", "complete locators"),
     ("How should a reviewer treat the claim behind an unresolved citation?", "as unsupported"),
-    ("What happens to the tool message when a retrieval returns more text than the budget allows?", "the tool message is cut"),
+    (
+        "What happens to the tool message when a retrieval returns more text than the budget allows?",
+        "the tool message is cut",
+    ),
 ]
-
-DUMP = False
 
 UNANSWERABLE: list[str] = [
     "What is the boiling point of mercury in kelvin?",
@@ -79,9 +80,7 @@ def asker(user: User) -> User:
 
 def _answer(user: User, question: str) -> tuple[str, list[str]]:
     """The answer's Markdown and the excerpts its resolved citations point at."""
-    thread = question_answer(
-        user=user, question=question, binding_name="demo", composer=ExtractiveComposer()
-    )
+    thread = question_answer(user=user, question=question, binding_name="demo", composer=ExtractiveComposer())
     messages = thread_messages(thread=thread)
     answer = messages[-1]
     report = messages_citations(messages)
@@ -112,8 +111,6 @@ def test_every_answerable_question_quotes_a_whole_sentence_holding_the_answer(as
     failures = {}
     for question, phrase in ANSWERABLE:
         answer, excerpts = _answer(asker, question)
-        if DUMP:
-            print(f"\n## {question}\n{answer}")
         quotes = [line for line in answer.splitlines() if line.startswith("- ")]
         if not any(phrase in quote.replace("\\", "") for quote in quotes):
             failures[question] = answer
