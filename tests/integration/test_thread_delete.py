@@ -63,7 +63,7 @@ def test_the_service_refuses_what_is_not_the_owners_and_deletes_nothing(
 ) -> None:
     target = {"theirs": str(theirs.id), "missing": str(uuid4()), "malformed": "not-a-uuid"}[which]
 
-    with pytest.raises(ThreadNotFound, match="Thread not found."):
+    with pytest.raises(ThreadNotFound, match=r"^Thread not found\.$"):
         thread_delete(owner=user, thread_id=target)
 
     assert _untouched(mine)
