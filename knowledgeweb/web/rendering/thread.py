@@ -30,7 +30,7 @@ from knowledgeweb.web.rendering.sources import source_entry, source_entry_body
 from knowledgeweb.web.rendering.tools import read_tool_content
 
 # Bump whenever the HTML a message renders to changes, so stale fragments are never served.
-RENDERER_VERSION = 5
+RENDERER_VERSION = 6
 
 _NO_EVIDENCE = "-"
 
