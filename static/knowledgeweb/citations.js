@@ -168,6 +168,14 @@
     true
   );
 
+  if (preview) {
+    // Pressing on the card must not move focus off its citation (which would hide the card
+    // and let the tap's click land on whatever lies beneath).
+    preview.addEventListener("mousedown", function (event) {
+      event.preventDefault();
+    });
+  }
+
   document.addEventListener("click", function (event) {
     var target = event.target instanceof Element ? event.target : null;
     if (!target) return;
