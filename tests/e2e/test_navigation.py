@@ -7,6 +7,7 @@ thread, the sources from each answer on a phone, the preview card on touch, the
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import time
@@ -137,7 +138,7 @@ def test_keyboard_only_the_outline_jumps_to_a_question_and_headings_nest(
     )
     assert levels[0] == 1
     assert levels.count(1) == 1
-    assert all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False)), levels
+    assert all(b - a <= 1 for a, b in itertools.pairwise(levels)), levels
     # An answer's own "# Summary" sits below its question's heading.
     expect(page.locator("#turn-3 ~ li h3", has_text="Summary 3").first).to_be_attached()
     assert watched.errors == []
