@@ -24,6 +24,7 @@ from knowledgeweb.threads.exports import thread_export
 from knowledgeweb.threads.imports import content_text
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
+    CURSOR_PATTERN,
     MAX_SEARCH_CHARS,
     thread_citations,
     thread_get_for_owner,
@@ -185,7 +186,7 @@ class ThreadListQuery(Schema):
     limit: int = Field(50, ge=1, le=200, description="Threads per page (1-200).")
     cursor: str = Field(
         "",
-        max_length=200,
+        pattern=f"{CURSOR_PATTERN}|^$",
         description="The `X-Next-Cursor` of the previous page; empty for the first page.",
     )
     q: str = Field(
@@ -262,9 +263,22 @@ _PAGE_HEADERS = {
 
 @router.get(
     "",
-    response={200: list[ThreadOut], 400: ErrorOut, 422: ErrorOut, **_AUTH_ERRORS},
+    response={200: list[ThreadOut], 422: ErrorOut, **_AUTH_ERRORS},
     summary="List your threads",
-    openapi_extra={"responses": {"200": {"description": "OK", "headers": _PAGE_HEADERS}}},
+    # openapi_extra replaces the whole 200 entry: it restates the body schema beside the headers.
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "OK",
+                "headers": _PAGE_HEADERS,
+                "content": {
+                    "application/json": {
+                        "schema": {"type": "array", "items": {"$ref": "#/components/schemas/ThreadOut"}}
+                    }
+                },
+            }
+        }
+    },
 )
 def list_threads(
     request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]
@@ -273,8 +287,8 @@ def list_threads(
 
     The body is the page itself, a JSON array. When more threads follow, the
     response carries `X-Next-Cursor` and a `Link: <...>; rel="next"` header: pass
-    the cursor back as `cursor` (with the same `q`) for the next page. An unknown
-    cursor answers 400. `q` finds threads whose title or message text contains it,
+    the cursor back as `cursor` (with the same `q`) for the next page. A cursor not
+    of the issued form answers 422. `q` finds threads whose title or message text contains it,
     ignoring case. Each thread carries its stored citation tallies.
     """
     page = thread_page_for_owner(

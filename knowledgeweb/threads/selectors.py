@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
+import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -54,24 +53,27 @@ class ThreadPage:
     next_cursor: str | None
 
 
+#: A cursor: microseconds since the Unix epoch (UTC), a dash, the thread id in hex. Every
+#: string of this form names a position in ``THREAD_ORDER``, so every one is accepted.
+CURSOR_PATTERN = r"^[0-9]{1,20}-[0-9a-f]{32}$"
+_CURSOR = re.compile(CURSOR_PATTERN)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_LAST_MICROSECOND = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
+
+
 def thread_cursor(thread: Thread) -> str:
-    """An opaque cursor naming the position just after ``thread`` in ``THREAD_ORDER``."""
-    raw = f"{thread.updated_at.isoformat()}|{thread.id.hex}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    """The cursor naming the position just after ``thread`` in ``THREAD_ORDER``."""
+    micros = (thread.updated_at - _EPOCH) // timedelta(microseconds=1)
+    return f"{micros}-{thread.id.hex}"
 
 
 def _cursor_position(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        stamp, key = raw.split("|")
-        updated = datetime.fromisoformat(stamp)
-        if updated.tzinfo is None:
-            raise ValueError("naive timestamp")
-        return updated, UUID(hex=key)
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise ThreadCursorError(
-            "The cursor is not one this API issued. Start again without a cursor."
-        ) from exc
+    if not _CURSOR.match(cursor):
+        raise ThreadCursorError("The cursor is not one this API issued. Start again without a cursor.")
+    micros, key = cursor.split("-")
+    # Past the last representable instant is still a position: after every thread.
+    updated = _EPOCH + timedelta(microseconds=min(int(micros), _LAST_MICROSECOND))
+    return updated, UUID(hex=key)
 
 
 def thread_page_for_owner(

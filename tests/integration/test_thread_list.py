@@ -18,7 +18,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from knowledgeweb.threads.errors import ThreadCursorError
 from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import thread_page_for_owner
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.web.views import THREADS_PER_PAGE
 
@@ -114,17 +116,34 @@ def test_a_thread_updated_while_paging_moves_to_the_front_without_shifting_later
     assert UUID(api_client.get(LIST, {"limit": 1}).json()[0]["id"]) == expected[-1].id
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", "bm90aGluZw", "MjAyNi0xMi0wMXxub3QtYS11dWlk", "%%%"])
-def test_a_cursor_the_api_did_not_issue_is_refused_clearly(
+@pytest.mark.parametrize(
+    "cursor", ["not-a-cursor", "%%%", "12-XYZ", "12-" + "0" * 31, "1" * 21 + "-" + "0" * 32]
+)
+def test_a_cursor_not_of_the_issued_form_is_refused_clearly(
     user: User, api_client: Client, cursor: str
 ) -> None:
     _threads(user, 3)
 
     response = api_client.get(LIST, {"cursor": cursor})
 
-    assert response.status_code == 400
-    assert response.json()["detail"] == "The cursor is not one this API issued. Start again without a cursor."
+    assert response.status_code == 422
+    assert "cursor" in response.content.decode()
     assert Thread.objects.filter(owner=user).count() == 3
+
+
+def test_every_cursor_of_the_issued_form_names_a_position(user: User, api_client: Client) -> None:
+    expected = _threads(user, 5)
+
+    after_everything = api_client.get(LIST, {"cursor": "9" * 20 + "-" + "f" * 32})
+    before_everything = api_client.get(LIST, {"cursor": "0-" + "0" * 32})
+
+    assert [UUID(i["id"]) for i in after_everything.json()] == [t.id for t in expected]
+    assert before_everything.json() == []
+
+
+def test_the_selector_refuses_a_cursor_it_did_not_issue(user: User) -> None:
+    with pytest.raises(ThreadCursorError, match=r"^The cursor is not one this API issued"):
+        thread_page_for_owner(owner=user, limit=10, cursor="garbage")
 
 
 @pytest.mark.parametrize("limit", [0, -1, 201, "many"])
