@@ -249,36 +249,10 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
     )
 
 
-_PAGE_HEADERS = {
-    "Link": {
-        "description": 'The next page, as `<url>; rel="next"` (absent on the last page).',
-        "schema": {"type": "string"},
-    },
-    "X-Next-Cursor": {
-        "description": "The `cursor` of the next page (absent on the last page).",
-        "schema": {"type": "string"},
-    },
-}
-
-
 @router.get(
     "",
     response={200: list[ThreadOut], 422: ErrorOut, **_AUTH_ERRORS},
     summary="List your threads",
-    # openapi_extra replaces the whole 200 entry: it restates the body schema beside the headers.
-    openapi_extra={
-        "responses": {
-            "200": {
-                "description": "OK",
-                "headers": _PAGE_HEADERS,
-                "content": {
-                    "application/json": {
-                        "schema": {"type": "array", "items": {"$ref": "#/components/schemas/ThreadOut"}}
-                    }
-                },
-            }
-        }
-    },
 )
 def list_threads(
     request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]

@@ -258,3 +258,20 @@ def test_each_row_shows_its_stored_verdicts_and_last_update(user: User, client: 
     assert re.search(r'data-verdict="malformed">1 malformed<', html)
     assert f'datetime="{thread.updated_at.isoformat()}"' in html
     assert "threads_message" not in " ".join(q["sql"] for q in queries.captured_queries)
+
+
+def test_the_openapi_schema_documents_paging_search_and_deletion(db: None) -> None:
+    schema = Client().get("/api/openapi.json").json()
+
+    listing = schema["paths"]["/api/threads"]["get"]
+    params = {p["name"]: p["schema"] for p in listing["parameters"]}
+    assert set(params) == {"limit", "cursor", "q"}
+    assert (params["limit"]["minimum"], params["limit"]["maximum"], params["limit"]["default"]) == (
+        1,
+        200,
+        50,
+    )
+    assert "X-Next-Cursor" in listing["description"]
+    assert 'rel="next"' in listing["description"]
+    assert "204" in schema["paths"]["/api/threads/{thread_id}"]["delete"]["responses"]
+    assert "404" in schema["paths"]["/api/threads/{thread_id}"]["delete"]["responses"]
