@@ -357,19 +357,19 @@ def test_keyboard_only_ask_focuses_the_question_shows_progress_and_opens_the_ans
     page.keyboard.press("Enter")
 
     assert started.wait(10)
-    # What the page showed while the POST was pending (reported from the page itself,
-    # just after the submit handlers ran).
+
+    answer = page.locator('[data-message-type="ai"]')
+    expect(answer).to_contain_text("government of the people, by the people, for the people")
+    expect(answer).to_contain_text("shall not perish from the earth.")
+    expect(answer.locator(RESOLVED)).to_have_count(1)
+    # What the page showed while the POST was pending (reported from the page itself just
+    # after the submit handlers ran; Playwright delivers the report during the calls above).
     assert len(captured) == 1
     disabled, text, status, busy = captured[0]
     assert disabled is True
     assert text == "Searching…"
     assert status.startswith("Searching “Sample corpus” and composing the answer.")
     assert busy == "true"
-
-    answer = page.locator('[data-message-type="ai"]')
-    expect(answer).to_contain_text("government of the people, by the people, for the people")
-    expect(answer).to_contain_text("shall not perish from the earth.")
-    expect(answer.locator(RESOLVED)).to_have_count(1)
     assert watched.errors == []
 
 
