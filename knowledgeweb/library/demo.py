@@ -115,7 +115,14 @@ def demo_binding_ensure(*, user: User) -> KnowledgeBinding:
     """The local binding over the whole index, bound to ``user``."""
     binding = KnowledgeBinding.objects.filter(name=BINDING).first()
     if binding is None:
-        return binding_create(name=BINDING, provider="local", tools=["knowledge_search"], users=[user])
+        binding = binding_create(name=BINDING, provider="local", tools=["knowledge_search"], users=[user])
+        # What the Ask page offers readers (an admin may change it).
+        binding.title = "Sample corpus"
+        binding.description = (
+            "The demo documents: how citations resolve, the local index, providers, Lincoln."
+        )
+        binding.save(update_fields=["title", "description"])
+        return binding
     binding.users.add(user)
     return binding
 
