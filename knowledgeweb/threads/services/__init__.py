@@ -1,6 +1,6 @@
 """Write side of the threads app. Import services from here."""
 
-from knowledgeweb.threads.services.imports import thread_import
+from knowledgeweb.threads.services.imports import thread_import, thread_import_body
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
 from knowledgeweb.threads.services.threads import thread_create
 from knowledgeweb.threads.services.tokens import token_authenticate, token_create
@@ -11,6 +11,7 @@ __all__ = [
     "message_digest",
     "thread_create",
     "thread_import",
+    "thread_import_body",
     "token_authenticate",
     "token_create",
 ]

@@ -16,6 +16,7 @@ from django.utils import timezone
 from knowledgeweb.knowledge import strip_reserved_keys
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadNotFound
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.parts import checked_parts, checked_tool_calls
 from knowledgeweb.threads.text import unstorable_field
 
 # Concurrent appends to one thread race for the next seq. PostgreSQL serializes
@@ -30,9 +31,18 @@ _MAX_ATTEMPTS = 40
 MAX_PROSE_CHARS = 100_000
 
 
-def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
-    """SHA-256 hex of the content and the canonical JSON of the artifact."""
-    canonical = json.dumps([content, artifact], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def message_digest(
+    *, content: str, artifact: Any, tool_calls: list[Any] | None = None, parts: list[Any] | None = None
+) -> str:
+    """SHA-256 hex of the canonical JSON of the content, the artifact, and any tool calls and parts.
+
+    A message without tool calls or parts hashes ``[content, artifact]`` as it always did,
+    so the digests (and memoized validations) of messages written before they existed hold.
+    """
+    fields: list[Any] = [content, artifact]
+    if tool_calls or parts:
+        fields += [tool_calls or [], parts or []]
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -56,8 +66,14 @@ def message_build(
     artifact: Any = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_calls: list[Any] | None = None,
+    parts: list[Any] | None = None,
 ) -> Message:
-    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys."""
+    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys.
+
+    An artifact may be any JSON (SPEC §6); only an object can carry evidence, so only an
+    object has keys to strip, and any other value is stored as written.
+    """
     if type not in MessageType.values:
         raise MessageInvalidError(
             f"unknown message type {type!r}; expected one of {', '.join(MessageType.values)}."
@@ -68,11 +84,20 @@ def message_build(
         raise MessageInvalidError(
             f"content of a {type} message is {len(content)} characters; the limit is {MAX_PROSE_CHARS}."
         )
-    if artifact is not None and not isinstance(artifact, dict):
-        raise MessageInvalidError("artifact must be a JSON object or null.")
-    stored_artifact = artifact if trusted else strip_reserved_keys(artifact)
+    stored_artifact = artifact if trusted or not isinstance(artifact, dict) else strip_reserved_keys(artifact)
+    stored_calls = checked_tool_calls(tool_calls or [])
+    if stored_calls and type != MessageType.AI:
+        raise MessageInvalidError(f"only an ai message carries tool calls, not a {type} message.")
+    stored_parts = checked_parts(parts or [])
     problem = unstorable_field(
-        {"content": content, "name": name, "tool_call_id": tool_call_id, "artifact": stored_artifact}
+        {
+            "content": content,
+            "name": name,
+            "tool_call_id": tool_call_id,
+            "artifact": stored_artifact,
+            "tool_calls": stored_calls,
+            "parts": stored_parts,
+        }
     )
     if problem is not None:
         raise MessageInvalidError(problem)
@@ -83,8 +108,12 @@ def message_build(
         tool_call_id=tool_call_id,
         content=content,
         artifact=stored_artifact,
+        tool_calls=stored_calls,
+        parts=stored_parts,
         status=status,
-        digest=message_digest(content=content, artifact=stored_artifact),
+        digest=message_digest(
+            content=content, artifact=stored_artifact, tool_calls=stored_calls, parts=stored_parts
+        ),
     )
     try:
         # seq is assigned under the lock, the thread is checked there too, and the
