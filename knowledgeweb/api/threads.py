@@ -153,9 +153,15 @@ class ImportIn(Input):
 
     model_config = ConfigDict(extra="allow")
 
-    title: Text | None = Field(
-        default=None, min_length=1, max_length=200, description="Default: the first human message's text."
-    )
+    title: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=200),
+            AfterValidator(_no_nul),
+            Field(json_schema_extra={"pattern": _NO_NUL_PATTERN}),
+        ]
+        | None
+    ) = Field(default=None, description="Default: the first human message's text.")
     agent_name: Text = Field(default="", max_length=100)
     messages: list[Any] = Field(description=IMPORT_MESSAGES_DOC)
 

@@ -91,15 +91,16 @@ def test_it_defaults_missing_optional_fields() -> None:
         ({"content": "x"}, "'type' is required"),
         ({"type": "ai"}, "'content' is required"),
         ({"type": "ai", "content": None}, "'content' is required"),
-        ({"type": "ai", "content": 3}, "'content' must be a string or a list of text parts, not a number"),
+        ({"type": "ai", "content": 3}, "'content' must be a string or a list of content parts, not a number"),
         (
-            {
-                "type": "ai",
-                "content": [{"type": "text", "text": "ok"}, {"type": "image_url", "image_url": "u"}],
-            },
-            "content part 2 is 'image_url'; only text parts are accepted",
+            {"type": "ai", "content": [{"type": "text", "text": "ok"}, 7]},
+            "content part 2 is a number; a part is a string or an object",
         ),
-        ({"type": "ai", "content": [{"type": "text", "text": 5}]}, "content part 1 is a text part without"),
+        ({"type": "ai", "content": [{"text": "ok"}]}, "content part 1 has no 'type' naming what it is"),
+        (
+            {"type": "ai", "content": [{"type": "text", "text": 5}]},
+            "content part 1 ('text'): a text part needs a string 'text'",
+        ),
         ({"type": "ai", "content": "x", "status": "done"}, "'status' must be 'success' or 'error'"),
         ({"type": "tool", "content": "x", "name": 7}, "'name' must be a string"),
         (["not", "an", "object"], "a message must be a JSON object, not a list"),

@@ -65,6 +65,8 @@ def thread_import(
         raise MessageInvalidError(
             f"an import holds at most {MAX_IMPORT_MESSAGES} messages, not {len(messages)}."
         )
+    if not messages:
+        raise MessageInvalidError("the import holds no messages; there is nothing to import.")
     read: list[MessageFields] = []
     positions: list[int] = []
     for position, raw in enumerate(messages, start=1):

@@ -131,9 +131,11 @@ def message_append(
     content: str,
     name: str = "",
     tool_call_id: str = "",
-    artifact: dict[str, Any] | None = None,
+    artifact: Any = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_calls: list[Any] | None = None,
+    parts: list[Any] | None = None,
 ) -> Message:
     """Append one message at the end of ``thread``.
 
@@ -150,6 +152,8 @@ def message_append(
         artifact=artifact,
         status=status,
         trusted=trusted,
+        tool_calls=tool_calls,
+        parts=parts,
     )
     for attempt in range(1, _MAX_ATTEMPTS + 1):
         try:
