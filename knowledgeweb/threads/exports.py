@@ -14,6 +14,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 
 from knowledgeweb.knowledge import Citation, Evidence, classify_href
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
+from knowledgeweb.threads.calls import call_answers, calls_markdown, parts_markdown
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import evidence_before, resolve_citation
 from knowledgeweb.threads.links import Link, RenderedLink, inspect_markdown, rewrite_links
@@ -76,6 +77,8 @@ def thread_export_json(thread: Thread, messages: list[Message]) -> str:
                 "tool_call_id": m.tool_call_id,
                 "content": m.content,
                 "artifact": m.artifact,
+                "tool_calls": m.tool_calls,
+                "parts": m.parts,
                 "status": m.status,
                 "digest": m.digest,
                 "created_at": m.created_at,
@@ -133,6 +136,7 @@ def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
     out.append(f"- Created: {thread.created_at.isoformat()}")
     out.append(f"- Messages: {len(messages)}")
     out.append("")
+    answers = call_answers(messages)
     for message, available in evidence_before(messages):
         heading = f"## {message.seq}. {_HEADINGS.get(message.type, message.type)}"
         if message.type == MessageType.TOOL and message.name:
@@ -145,6 +149,7 @@ def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
         else:
             cites = available if message.type == MessageType.AI else None
             out.extend([_body(message.content, cites, references, tag), ""])
+        out.extend(calls_markdown(message, answers.get(message.id, [])) + parts_markdown(message))
     if references.sources:
         out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
         out.extend([_genuine_marker_note(tag), ""])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any, TypeGuard
 from uuid import UUID
@@ -23,8 +23,10 @@ from django.utils.safestring import SafeString
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.memo import memo_get_many, memo_set_many
+from knowledgeweb.threads.calls import call_answers
 from knowledgeweb.threads.evidence import evidence_before, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.web.calls import message_anchor, render_calls_and_parts
 from knowledgeweb.web.rendering.pipeline import render_assistant_content
 from knowledgeweb.web.rendering.sources import source_entry, source_entry_body
 from knowledgeweb.web.rendering.tools import read_tool_content
@@ -38,6 +40,9 @@ _NO_EVIDENCE = "-"
 fragment_counter = Counter()
 
 
+_NO_EXTRAS = SafeString("")
+
+
 @dataclass(frozen=True, slots=True)
 class MessageView:
     """A message with its rendered body (safe HTML) and its citation tallies."""
@@ -47,6 +52,8 @@ class MessageView:
     resolved: int = 0
     unresolved: int = 0
     malformed: int = 0
+    # Tool calls and parts (knowledgeweb.web.calls): built per page, not cached with the body.
+    extras: SafeString = _NO_EXTRAS
 
     @property
     def item(self) -> SafeString:
@@ -66,9 +73,9 @@ class MessageView:
             )
         # type, status and seq are model choices and an integer: nothing here needs escaping.
         return SafeString(  # html is sanitized or escaped where it is built
-            f'<li class="{classes}" data-message-type="{message.type}" data-seq="{message.seq}">'
-            f'<p class="message-role">{_ROLES.get(message.type, "System")}</p>'
-            f'<div class="message-body">{self.html}</div>{note}</li>'
+            f'<li class="{classes}" id="{message_anchor(message)}" data-message-type="{message.type}" '
+            f'data-seq="{message.seq}"><p class="message-role">{_ROLES.get(message.type, "System")}</p>'
+            f'<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
         )
 
 
@@ -153,6 +160,7 @@ def render_thread(messages: Sequence[Message]) -> ThreadView:
     sources = messages_sources(messages)
     walked = _walk(messages, sources)
     views, counts, bodies = _assemble(walked, sources)
+    views = _with_calls_and_parts(views, messages)
     retrieved: dict[str, Evidence] = {}
     for message in messages:
         for handle, source in sources.get(message.id, {}).items():
@@ -168,6 +176,18 @@ def render_thread(messages: Sequence[Message]) -> ThreadView:
         if h not in counts
     )
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
+
+
+def _with_calls_and_parts(views: list[MessageView], messages: Sequence[Message]) -> list[MessageView]:
+    if not any(m.tool_calls or m.parts for m in messages):
+        return views
+    answers = call_answers(messages)
+    return [
+        replace(view, extras=render_calls_and_parts(view.message, answers.get(view.message.id, [])))
+        if view.message.tool_calls or view.message.parts
+        else view
+        for view in views
+    ]
 
 
 def _walk(messages: Sequence[Message], sources: Sources) -> Walked:

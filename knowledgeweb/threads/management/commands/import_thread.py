@@ -26,7 +26,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path, help="The JSON file to import ('-' is not accepted).")
         parser.add_argument("--owner", required=True, help="Username of the thread's owner.")
-        parser.add_argument("--title", help="Thread title (default: the file's title, else its first human message).")
+        parser.add_argument(
+            "--title", help="Thread title (default: the file's title, else its first human message)."
+        )
         parser.add_argument("--agent-name", dest="agent_name", help="Agent name (default: the file's).")
         parser.add_argument(
             "--trusted",
