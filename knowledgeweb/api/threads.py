@@ -313,7 +313,7 @@ def import_thread(request: HttpRequest) -> Status[ThreadOut]:
     100,000 characters.
     """
     body = _json_body(request)
-    if isinstance(body, dict) and "messages" in body:
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
         try:
             ImportIn.model_validate(body)
         except PydanticValidationError as exc:

@@ -382,6 +382,10 @@ def _read_content(value: Any) -> _Content:
                 f"content part {index} is {_json_kind(part)}; a part is a string or an object."
             )
         kind = part.get("type")
+        if kind == "non_standard" and isinstance(part.get("value"), Mapping) and "type" in part["value"]:
+            # LangChain's v1 wrapper around a provider's own block: read the block itself.
+            part = part["value"]
+            kind = part.get("type")
         if not isinstance(kind, str):
             raise MessageInvalidError(f"content part {index} has no 'type' naming what it is.")
         try:

@@ -166,7 +166,11 @@ def test_a_body_just_under_the_limit_is_accepted(api_client: Client, thread: Thr
         ({"title": "", "messages": []}, "body.title: String should have at least 1 character", None),
         ({"title": "x" * 201, "messages": []}, "body.title: String should have at most 200 characters", None),
         ({"messages": []}, "body.title: Field required", "the import holds no messages"),
-        ("A title", "body: Input should be a valid dictionary", "the body is a string, which is not a thread"),
+        (
+            "A title",
+            "body: Input should be a valid dictionary",
+            "the body is a string, which is not a thread",
+        ),
         (
             ["A title"],
             "body: Input should be a valid dictionary",
