@@ -126,7 +126,7 @@ def test_an_anthropic_thread_with_thinking_an_image_and_tool_use_imports(api_cli
         ("human", "Please be brief.", "", ""),
         ("ai", ANSWER, "", ""),
     ]
-    system, human, call, _, _, answer = thread_messages(thread=thread)
+    _, human, call, _, _, answer = thread_messages(thread=thread)
     assert human.parts == [{"type": "image", "media_type": "image/png", "url": ""}]  # data dropped
     assert call.tool_calls == [{"id": "toolu_01A", **CALL}]
     assert call.parts == [{"type": "thinking", "text": "I should search first."}]
