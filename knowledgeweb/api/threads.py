@@ -298,11 +298,10 @@ def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
     },
 )
 def import_thread(request: HttpRequest) -> Status[ThreadOut]:
-    """Create a thread from an agent framework's messages, in any of the shapes below.
+    """Create a thread from an agent framework's messages, in any shape the request body lists.
 
-    The body is read here rather than by a schema so that an error can name the
-    message it is about ("message 57: ...") and, for a body of no known shape, say
-    what was found and what is accepted.
+    An AI message's tool calls are kept (``tool_calls``) and shown in the viewer linked to
+    the tool message that answered each one; thinking and image parts are kept in ``parts``.
 
     The import is untrusted: reserved evidence keys (``knowledge_sources``,
     ``knowledge_sources_version``, ``retrieval_sources``) are stripped from every
@@ -312,6 +311,8 @@ def import_thread(request: HttpRequest) -> Status[ThreadOut]:
     Bodies over 2 MiB answer 413; a human, AI or system message holds at most
     100,000 characters.
     """
+    # The body is read here rather than by a schema so that an error can name the message it is
+    # about ("message 57: ...") and, for a body of no known shape, say what was found.
     body = _json_body(request)
     if isinstance(body, dict) and isinstance(body.get("messages"), list):
         try:
