@@ -50,7 +50,9 @@ def describe_call(call: Mapping[str, Any]) -> str:
     if isinstance(args, dict):
         if not args:
             return f"called {name} with no arguments"
-        shown = ", ".join(f"{key} {_value(value)}" for key, value in args.items())
+        # Sorted: PostgreSQL's jsonb does not keep the order keys were written in, and a
+        # reader must see the same sentence whichever database holds the thread.
+        shown = ", ".join(f"{key} {_value(value)}" for key, value in sorted(args.items()))
         return f"called {name} with {shown}"
     if isinstance(args, str):
         return f"called {name} with arguments that are not JSON: {_cut(args)!r}"
@@ -111,7 +113,8 @@ def calls_markdown(message: Message, answers: Sequence[Message | None]) -> list[
         where = f"answered in message {answer.seq}" if answer is not None else "no answer in this thread"
         ident = f" (call {_inline(call['id'])})" if call["id"] else ""
         lines += [f"- Tool call: {_inline(describe_call(call))}{ident}, {where}.", ""]
-        lines += [_indent(_fenced(json.dumps(call["args"], ensure_ascii=False, indent=2), "json")), ""]
+        arguments = json.dumps(call["args"], ensure_ascii=False, indent=2, sort_keys=True)
+        lines += [_indent(_fenced(arguments, "json")), ""]
     return lines
 
 

@@ -63,7 +63,7 @@ def _call(call: dict[str, object], answer: Message | None) -> SafeString:
         call["id"],
         describe_call(call),
         result,
-        json.dumps(call["args"], ensure_ascii=False, indent=2),
+        json.dumps(call["args"], ensure_ascii=False, indent=2, sort_keys=True),
     )
 
 

@@ -50,6 +50,8 @@ def test_the_digest_covers_tool_calls_and_parts(tool_calls: list[Any], parts: li
         (CALL, "called knowledge_search with query 'q'"),
         ({"id": "", "name": "search", "args": {}}, "called search with no arguments"),
         ({"id": "", "name": "", "args": {"k": 5, "m": [1]}}, "called a tool with k 5, m [1]"),
+        # In key order, whatever order the database kept them in.
+        ({"id": "", "name": "f", "args": {"z": 1, "a": "b"}}, "called f with a 'b', z 1"),
         (
             {"id": "", "name": "f", "args": '{"broken'},
             "called f with arguments that are not JSON: '{\"broken'",
