@@ -101,7 +101,8 @@ def main() -> int:
                     )
                     cursor.fetchall()
 
-        local(), raw()  # warm the page cache for both
+        local()  # warm the page cache for both
+        raw()
         medians = interleaved_medians({"raw": raw, "local": local}, repeat=REPEAT)
         raw_s, local_s = medians["raw"], medians["local"]
         show_time(f"raw FTS5, {len(QUERIES)} queries", raw_s, repeat=REPEAT)

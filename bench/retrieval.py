@@ -90,8 +90,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from knowledgeweb.accounts.services import token_create
     from knowledgeweb.bindings.services import binding_create
-    from knowledgeweb.threads.services import token_create
 
     Upstream.payload = lightrag_payload()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
@@ -132,7 +132,8 @@ def main() -> int:
     ok = True
     for delay in (0.0, 0.05):
         Upstream.delay = delay
-        api(), bare()  # warm both paths once
+        api()  # warm both paths once
+        bare()
         medians = interleaved_medians({"bare": bare, "api": api}, repeat=REPEAT)
         bare_s, api_s = medians["bare"], medians["api"]
         print(f" provider answering after {delay * 1000:.0f} ms")

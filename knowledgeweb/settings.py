@@ -31,10 +31,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "ninja",
+    "knowledgeweb.accounts",
     "knowledgeweb.threads",
     "knowledgeweb.bindings",
     "knowledgeweb.library",
     "knowledgeweb.web",
+    "knowledgeweb.demo",
 ]
 
 MIDDLEWARE = [

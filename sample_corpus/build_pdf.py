@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from knowledgeweb.library.pdf_writer import pdf_bytes  # noqa: E402
+from tests.pdf_writer import pdf_bytes  # noqa: E402
 
 TITLE = "A reviewer's field guide to cited answers"
 

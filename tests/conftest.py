@@ -10,9 +10,10 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RetrievalResult, format_result
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import message_append, thread_create, token_create
+from knowledgeweb.threads.services import message_append, thread_create
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -33,6 +33,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import create_retriever_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -94,8 +95,10 @@ def run_langgraph_agent(question: str = QUESTION) -> GraphRun:
     graph.add_conditional_edges("agent", tools_condition)
     graph.add_edge("tools", "agent")
     app = graph.compile(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": str(uuid4())}}
-    app.invoke({"messages": [HumanMessage(question)]}, config)
+    config: RunnableConfig = {"configurable": {"thread_id": str(uuid4())}}
+    question_state: MessagesState = {"messages": [HumanMessage(question)]}
+    # The compiled graph's state type is not inferred from StateGraph(MessagesState).
+    app.invoke(question_state, config)  # type: ignore[arg-type]
     snapshot = app.get_state(config)
     return GraphRun(list(snapshot.values["messages"]), snapshot, list(app.get_state_history(config)))
 
@@ -272,10 +275,12 @@ def langchain_anthropic_messages() -> list[BaseMessage]:
 def langchain_v1_blocks() -> list[BaseMessage]:
     """The same exchange in LangChain's standard (v1) content blocks, from ``content_blocks``."""
     anthropic = langchain_anthropic_messages()
+    call = anthropic[1]
+    assert isinstance(call, AIMessage)
     return [
         SystemMessage("Cite your sources."),
         anthropic[0],
-        AIMessage(content=anthropic[1].content_blocks, tool_calls=anthropic[1].tool_calls),  # type: ignore[arg-type]
+        AIMessage(content=list(call.content_blocks), tool_calls=call.tool_calls),  # type: ignore[arg-type]
         *anthropic[2:],
     ]
 

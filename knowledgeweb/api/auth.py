@@ -15,7 +15,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
-from knowledgeweb.threads.services import token_authenticate
+from knowledgeweb.accounts.services import token_authenticate
 
 
 class InvalidTokenError(AuthenticationError):

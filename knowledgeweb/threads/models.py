@@ -1,4 +1,4 @@
-"""Threads, their immutable messages, and personal API tokens (SPEC §6, §7)."""
+"""Threads and their immutable messages (SPEC §6)."""
 
 from __future__ import annotations
 
@@ -101,23 +101,3 @@ class Message(models.Model):
             raise MessageImmutableError("Messages are immutable once written; append a new message instead.")
         kwargs["force_insert"] = True
         super().save(*args, **kwargs)
-
-
-class ApiToken(models.Model):
-    """A personal API token. Only a SHA-256 digest of the token is stored."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, blank=True)
-    # The first characters of the token, so its owner can tell tokens apart.
-    prefix = models.CharField(max_length=16, editable=False)
-    digest = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    is_active = models.BooleanField(default=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name = "API token"
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"

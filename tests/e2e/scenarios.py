@@ -11,9 +11,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result, source_id
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import message_append, thread_create, token_create
+from knowledgeweb.threads.services import message_append, thread_create
 
 _HANDLE = re.compile(r"\(#(knowledge-source-[a-f0-9]{32}|knowledge-[a-f0-9]{32}-[0-9]+)\)")
 
@@ -42,7 +43,7 @@ def _sources(content: str, artifact: dict[str, Any]) -> list[Source]:
 
 
 def retrieve(
-    thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: int
+    thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: Any
 ) -> tuple[Message, list[Source]]:
     """What the retrieval service does: format the result and append it as a trusted tool message."""
     content, artifact = format_result(RetrievalResult(provider=provider, query="q", hits=hits), **budget)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.threads.models import ApiToken, Message, Thread
-from knowledgeweb.threads.services import thread_create, token_create
-from knowledgeweb.threads.tokens import token_digest
+from knowledgeweb.accounts.models import ApiToken
+from knowledgeweb.accounts.services import token_create
+from knowledgeweb.accounts.tokens import token_digest
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services import thread_create
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +155,7 @@ def test_appends_and_imports_without_a_valid_token_answer_401_and_write_nothing(
         "append": (f"/api/threads/{thread.id}/messages", {"type": "human", "content": "hi"}),
         "import": ("/api/threads/import", {"title": "t", "messages": [{"type": "human", "content": "hi"}]}),
     }[write]
-    extra = {"HTTP_AUTHORIZATION": header} if header else {}
+    extra: dict[str, Any] = {"HTTP_AUTHORIZATION": header} if header else {}
     response = client.post(path, body, content_type="application/json", **extra)
     assert response.status_code == 401
     assert response.json()["detail"] in {

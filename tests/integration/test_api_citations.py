@@ -150,9 +150,14 @@ def test_the_report_costs_one_query_and_one_cache_round_trip_however_many_tool_m
     for result in (SHARED, LATER, SHARED, LATER):
         append_retrieval(thread, result)
     message_append(thread=thread, type="ai", content=f"[ghost](#knowledge-source-{'c' * 32})")
-    round_trips = []
+    round_trips: list[Any] = []
     get_many = cache.get_many
-    monkeypatch.setattr(cache, "get_many", lambda keys: round_trips.append(keys) or get_many(keys))
+
+    def counting_get_many(keys: Any) -> Any:
+        round_trips.append(keys)
+        return get_many(keys)
+
+    monkeypatch.setattr(cache, "get_many", counting_get_many)
     with django_assert_num_queries(1):
         (entry,) = thread_citations(thread=thread)
     assert [c.state for c in entry.citations] == ["unresolved"]

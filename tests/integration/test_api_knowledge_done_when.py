@@ -17,9 +17,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.threads.models import Message
-from knowledgeweb.threads.services import token_create
 from tests.synthetic import (
     LIGHTRAG_URL,
     RAGFLOW_URL,

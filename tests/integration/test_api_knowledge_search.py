@@ -10,11 +10,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import thread_create, token_create
+from knowledgeweb.threads.services import thread_create
 from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,

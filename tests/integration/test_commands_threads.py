@@ -12,11 +12,12 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from knowledgeweb.accounts.models import ApiToken
+from knowledgeweb.accounts.tokens import token_digest
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
-from knowledgeweb.threads.models import ApiToken, Message, Thread
+from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append
-from knowledgeweb.threads.tokens import token_digest
 
 pytestmark = pytest.mark.django_db
 

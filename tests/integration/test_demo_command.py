@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.library.demo import (
+from knowledgeweb.demo.services import (
     BINDING,
     COLLECTION,
     DEFAULT_DEMO_PASSWORD,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from knowledgeweb.library.models import Chunk, Collection, Document
-from knowledgeweb.library.pdf_writer import pdf_bytes
+from tests.pdf_writer import pdf_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ import pytest
 
 from knowledgeweb.library.chunking import CHUNK_LIMIT
 from knowledgeweb.library.models import Document
-from knowledgeweb.library.pdf_writer import pdf_bytes
 from knowledgeweb.library.services import IngestError, collection_get_or_create, file_ingest
+from tests.pdf_writer import pdf_bytes
 
 pytestmark = pytest.mark.django_db
 

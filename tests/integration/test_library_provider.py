@@ -8,10 +8,10 @@ import pytest
 
 from knowledgeweb.knowledge import RetrievalProvider, format_result, read_sources
 from knowledgeweb.library.models import Document
-from knowledgeweb.library.pdf_writer import pdf_bytes
 from knowledgeweb.library.provider import LocalProvider
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest, paths_ingest
 from knowledgeweb.providers.errors import ProviderError, UnsupportedToolError
+from tests.pdf_writer import pdf_bytes
 
 pytestmark = pytest.mark.django_db
 

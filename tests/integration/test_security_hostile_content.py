@@ -149,9 +149,9 @@ def test_hostile_thread_and_message_text_from_the_api_is_inert_and_cannot_clobbe
         )
         assert response.status_code == 201
 
-    response = Client()
-    response.force_login(user)
-    served = response.get(f"/threads/{thread_id}/")
+    reader = Client()
+    reader.force_login(user)
+    served = reader.get(f"/threads/{thread_id}/")
     html = served.content.decode()
     assert_no_live_markup(html)
     ids = [attrs.get("id") for _, attrs in tags(html) if "id" in attrs]

@@ -17,9 +17,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import message_append, thread_create, token_create
+from knowledgeweb.threads.services import message_append, thread_create
 
 pytestmark = pytest.mark.django_db
 
@@ -321,7 +322,8 @@ def test_session_writes_without_the_csrf_token_are_refused_and_write_nothing(use
         "/api/knowledge/search": {"tool": "knowledge_search", "query": "q", "thread_id": str(thread.id)},
     }
     for url, body in attempts.items():
-        for headers in ({}, {"HTTP_AUTHORIZATION": "Basic YWxpY2U6YWxpY2UtcGFzc3dvcmQtMQ=="}):
+        no_headers: dict[str, Any] = {}
+        for headers in (no_headers, {"HTTP_AUTHORIZATION": "Basic YWxpY2U6YWxpY2UtcGFzc3dvcmQtMQ=="}):
             response = browser.post(url, json.dumps(body), content_type="application/json", **headers)
             assert response.status_code == 403, (url, response.content)
             assert "CSRF" in response.json()["detail"]

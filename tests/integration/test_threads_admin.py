@@ -6,9 +6,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.threads.models import ApiToken, Message, Thread
-from knowledgeweb.threads.services import message_append, token_create
-from knowledgeweb.threads.tokens import token_digest
+from knowledgeweb.accounts.models import ApiToken
+from knowledgeweb.accounts.services import token_create
+from knowledgeweb.accounts.tokens import token_digest
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services import message_append
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +57,7 @@ def test_threads_cannot_be_added_in_the_admin(admin_client: Client) -> None:
 
 
 def test_adding_a_token_shows_it_once_and_stores_only_its_hash(admin_client: Client, user: User) -> None:
-    response = admin_client.post("/admin/threads/apitoken/add/", {"user": user.pk, "name": "agent"})
+    response = admin_client.post("/admin/accounts/apitoken/add/", {"user": user.pk, "name": "agent"})
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
     token = ApiToken.objects.get()
@@ -66,8 +68,8 @@ def test_adding_a_token_shows_it_once_and_stores_only_its_hash(admin_client: Cli
     assert (token.user, token.name) == (user, "agent")
     assert Client().get("/api/threads", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
 
-    listing = admin_client.get("/admin/threads/apitoken/").content.decode()
-    detail = admin_client.get(f"/admin/threads/apitoken/{token.pk}/change/").content.decode()
+    listing = admin_client.get("/admin/accounts/apitoken/").content.decode()
+    detail = admin_client.get(f"/admin/accounts/apitoken/{token.pk}/change/").content.decode()
     for later_page in (listing, detail):
         assert raw not in later_page
         assert token.digest not in later_page
@@ -77,7 +79,7 @@ def test_adding_a_token_shows_it_once_and_stores_only_its_hash(admin_client: Cli
 def test_a_token_can_be_revoked_in_the_admin(admin_client: Client, user: User) -> None:
     token, raw = token_create(user=user)
     response = admin_client.post(
-        f"/admin/threads/apitoken/{token.pk}/change/", {"name": "old", "is_active": ""}
+        f"/admin/accounts/apitoken/{token.pk}/change/", {"name": "old", "is_active": ""}
     )
     assert response.status_code == 302
     assert ApiToken.objects.get(pk=token.pk).is_active is False

@@ -25,7 +25,7 @@ def retrieval_messages() -> tuple[list[dict[str, Any]], str]:
     """A tool message carrying a genuine envelope and an AI message citing it; returns (messages, href)."""
     content, artifact = format_result(RESULT)
     handle = f"knowledge-source-{artifact['knowledge_sources'][0]['id']}"
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"type": "human", "content": "What does the guide say?"},
         {
             "type": "tool",

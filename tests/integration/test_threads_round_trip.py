@@ -40,7 +40,7 @@ from knowledgeweb.threads.services import thread_import_body
 pytestmark = pytest.mark.django_db
 
 # Text a database stores (no NUL, no surrogates), with Markdown and HTML punctuation in it.
-TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 PNG = "iVBORw0KGgo="
 
@@ -69,7 +69,7 @@ def threads(draw: st.DrawFn) -> list[Turn]:
         turns.append(Turn("system", draw(TEXT)))
     for round_index in range(draw(st.integers(1, 3))):
         turns.append(Turn("human", draw(TEXT), image=draw(st.booleans())))
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": f"call_{round_index}_{i}",
                 "name": draw(WORD),
@@ -82,7 +82,8 @@ def threads(draw: st.DrawFn) -> list[Turn]:
         for call in calls:
             excerpt, title = draw(TEXT.filter(str.strip)), draw(WORD)
             kind = draw(st.sampled_from(["evidence", "documents", "object", "none"]))
-            content, artifact = call["name"], None
+            content: str = call["name"]
+            artifact: Any = None
             if kind == "evidence":
                 content, artifact = format_result(
                     RetrievalResult(

@@ -167,7 +167,7 @@ def test_a_warm_render_costs_two_cache_round_trips_whatever_the_thread_length(
         finally:
             inside_get_many.pop()
 
-    def counting_get(*args: object, **kwargs: object) -> object:
+    def counting_get(*args: Any, **kwargs: Any) -> object:
         if not inside_get_many:  # the local-memory backend implements get_many with get
             calls.append(("get", 1))
         return real_get(*args, **kwargs)

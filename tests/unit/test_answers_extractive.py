@@ -22,7 +22,7 @@ from knowledgeweb.knowledge import (
 TOOL = "knowledge_search"
 
 
-def _tool_message(*hits: RetrievalHit, provider: str = "local", **limits: int) -> tuple[str, dict[str, Any]]:
+def _tool_message(*hits: RetrievalHit, provider: str = "local", **limits: Any) -> tuple[str, dict[str, Any]]:
     return format_result(RetrievalResult(provider=provider, query="q", hits=hits), **limits)
 
 

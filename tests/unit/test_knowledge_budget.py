@@ -150,7 +150,7 @@ def test_a_non_dict_artifact_comes_back_as_none() -> None:
 def test_after_any_cut_no_orphan_link_or_evidence_less_record_survives(
     validate_artifact: Check,
     result: RetrievalResult,
-    budget: dict[str, int],
+    budget: dict[str, Any],
     cut: float,
     extra: dict[str, int],
 ) -> None:

@@ -284,7 +284,7 @@ def test_native_ids_stay_valid_after_many_blank_hits(validate_artifact: Check) -
 @settings(max_examples=100, deadline=None)
 @given(result=results(), budget=budgets)
 def test_every_artifact_validates_and_every_record_has_its_handle_and_exact_excerpt_in_the_content(
-    validate_artifact: Check, result: RetrievalResult, budget: dict[str, int]
+    validate_artifact: Check, result: RetrievalResult, budget: dict[str, Any]
 ) -> None:
     content, artifact = format_result(result, **budget)
 
@@ -303,7 +303,7 @@ def test_every_artifact_validates_and_every_record_has_its_handle_and_exact_exce
 @settings(max_examples=100, deadline=None)
 @given(result=results(), budget=marked_budgets)
 def test_shown_hits_are_whole_at_most_one_hundred_and_the_notice_counts_the_rest(
-    result: RetrievalResult, budget: dict[str, int]
+    result: RetrievalResult, budget: dict[str, Any]
 ) -> None:
     content, artifact = format_result(result, **budget)
 
@@ -327,6 +327,7 @@ def test_shown_hits_are_whole_at_most_one_hundred_and_the_notice_counts_the_rest
             continue
         record = recorded[n]
         excerpt = record.get("excerpt", record.get("text"))
+        assert isinstance(excerpt, str)
         shortened = len(hit.text) > budget["max_chars_per_hit"]
         assert len(excerpt) <= budget["max_chars_per_hit"]
         assert excerpt == hit.text if not shortened else excerpt.endswith(TRUNCATION_MARK)

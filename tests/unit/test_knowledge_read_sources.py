@@ -188,7 +188,8 @@ def test_it_rejects_a_blank_title(title: str) -> None:
     ("field", "value"), [("title", "T" * 1025), ("excerpt", "e" * 200_001), ("dataset_name", "")]
 )
 def test_it_rejects_text_fields_out_of_bounds(field: str, value: str) -> None:
-    bad = shared_record(**{field: value})
+    overrides: dict[str, Any] = {field: value}
+    bad = shared_record(**overrides)
     assert list(read_sources("knowledge_search", *_with_good(bad))) == [_handle(GOOD)]
 
 

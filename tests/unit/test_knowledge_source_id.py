@@ -8,7 +8,7 @@ import pytest
 
 from knowledgeweb.knowledge import source_id
 
-GUIDE = {
+GUIDE: dict[str, Any] = {
     "provider": "lightrag",
     "title": "docs/guide.md",
     "excerpt": "Actual retrieved document text",

@@ -216,7 +216,7 @@ def test_edges_without_a_description_say_so_instead_of_vanishing() -> None:
 @pytest.mark.parametrize("bad", [None, {"src_id": "A"}, {"src_id": "", "tgt_id": "B"}, "edge"])
 def test_unusable_edges_are_skipped(bad: object) -> None:
     body = synthetic_lightrag_success(chunks=[C1])
-    body["data"]["relationships"] = [bad]  # type: ignore[index]
+    body["data"]["relationships"] = [bad]
     _, result = relations(body)
     assert result.hits == ()
 

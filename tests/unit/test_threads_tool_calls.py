@@ -75,7 +75,7 @@ def test_each_call_is_answered_by_the_first_later_tool_message_with_its_id() -> 
 
 
 def test_every_variant_has_a_digest_of_its_own() -> None:
-    variants = [
+    variants: list[tuple[list[Any], list[Any]]] = [
         ([CALL], []),
         ([], [CALL]),
         ([{**CALL, "args": {"query": "other"}}], []),

@@ -3,7 +3,6 @@
 from knowledgeweb.threads.services.imports import thread_import, thread_import_body
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
 from knowledgeweb.threads.services.threads import thread_create
-from knowledgeweb.threads.services.tokens import token_authenticate, token_create
 
 __all__ = [
     "message_append",
@@ -12,6 +11,4 @@ __all__ = [
     "thread_create",
     "thread_import",
     "thread_import_body",
-    "token_authenticate",
-    "token_create",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledgeweb.threads.services import token_create
+from knowledgeweb.accounts.services import token_create
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.library.demo import PASSWORD_ENV, demo_run
+from knowledgeweb.demo.services import PASSWORD_ENV, demo_run
 from knowledgeweb.library.progress import ProgressBar
 
 

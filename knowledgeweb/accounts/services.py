@@ -8,9 +8,9 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from knowledgeweb.threads.errors import ThreadsError
-from knowledgeweb.threads.models import ApiToken
-from knowledgeweb.threads.tokens import VISIBLE_PREFIX_LENGTH, token_digest, token_generate
+from knowledgeweb.accounts.errors import TokenInvalidError
+from knowledgeweb.accounts.models import ApiToken
+from knowledgeweb.accounts.tokens import VISIBLE_PREFIX_LENGTH, token_digest, token_generate
 
 # Recording every use would turn each API read into a write.
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -23,7 +23,7 @@ def token_create(*, user: User, name: str = "") -> tuple[ApiToken, str]:
     try:
         token.full_clean()
     except ValidationError as exc:
-        raise ThreadsError(" ".join(exc.messages)) from exc
+        raise TokenInvalidError(" ".join(exc.messages)) from exc
     token.save()
     return token, raw
 

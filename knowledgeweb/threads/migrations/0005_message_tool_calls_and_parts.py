@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("threads", "0003_backfill_thread_tallies"),
+        ("threads", "0004_apitoken_moves_to_accounts"),
     ]
 
     operations = [
