@@ -11,7 +11,7 @@ from knowledgeweb.bindings.forms import PROVIDER_FIELDS, KnowledgeBindingForm
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_key_env_refused
 from knowledgeweb.providers.credentials import ENV_NAME_PATTERN, KEY_ENV_PREFIX, key_env_problem
-from knowledgeweb.providers.registry import provider_spec
+from knowledgeweb.providers.registry import mode_provider_labels, provider_spec
 
 
 @admin.register(KnowledgeBinding)
@@ -27,7 +27,7 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
         ("Connection", {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
         ("Who may use it", {"fields": ["users", "agent_names"]}),
         ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", *PROVIDER_FIELDS]}),
-        ("LightRAG query modes", {"fields": ["query_modes", "default_mode"]}),
+        (f"{mode_provider_labels()} query modes", {"fields": ["query_modes", "default_mode"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
 
