@@ -20,11 +20,14 @@ from pydantic import BaseModel
 
 from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.providers.errors import ProviderErrorCode
-from knowledgeweb.providers.lightrag import QUERY_MODES
-from knowledgeweb.providers.ragflow import DatasetSelection
+from knowledgeweb.providers.registry import all_query_modes
+from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 
 router = Router(tags=["knowledge"])
+
+#: Every query mode a provider offers (the registry's); a binding's own are checked by the service.
+QUERY_MODES = all_query_modes()
 
 
 class Input(BaseModel):

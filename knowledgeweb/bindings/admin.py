@@ -7,10 +7,11 @@ from typing import Any
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse
 
-from knowledgeweb.bindings.forms import KnowledgeBindingForm
+from knowledgeweb.bindings.forms import PROVIDER_FIELDS, KnowledgeBindingForm
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_key_env_refused
 from knowledgeweb.providers.credentials import ENV_NAME_PATTERN, KEY_ENV_PREFIX, key_env_problem
+from knowledgeweb.providers.registry import mode_provider_labels, provider_spec
 
 
 @admin.register(KnowledgeBinding)
@@ -25,8 +26,8 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
         (None, {"fields": ["name", "title", "description", "provider", "enabled"]}),
         ("Connection", {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
         ("Who may use it", {"fields": ["users", "agent_names"]}),
-        ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", "collections"]}),
-        ("LightRAG query modes", {"fields": ["query_modes", "default_mode"]}),
+        ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", *PROVIDER_FIELDS]}),
+        (f"{mode_provider_labels()} query modes", {"fields": ["query_modes", "default_mode"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
 
@@ -34,7 +35,8 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
     def credential(self, obj: KnowledgeBinding) -> str:
         # Says only whether the variable is set; its value is never shown.
         if not obj.api_key_env:
-            return "not needed" if obj.provider == "local" else "no variable named"
+            spec = provider_spec(obj.provider)
+            return "not needed" if spec is not None and not spec.remote else "no variable named"
         if key_env_problem(obj.api_key_env) is not None:
             return f"refused: rename to {KEY_ENV_PREFIX}…"
         return "set" if binding_credential_is_set(binding=obj) else f"{obj.api_key_env} is not set"

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from django.db import models
 
+from knowledgeweb.providers.registry import provider_specs
 
-class BindingProvider(models.TextChoices):
-    RAGFLOW = "ragflow", "RAGFlow"
-    LIGHTRAG = "lightrag", "LightRAG"
-    LOCAL = "local", "Local index (embedded)"
+
+def _provider_choices() -> type[models.TextChoices]:
+    # Built from the registry, so adding a provider is its folder plus one registry line.
+    # The values and labels are the model field's choices: a new provider needs a
+    # choices-only migration (``manage.py makemigrations``), nothing else.
+    members = [(spec.name.upper(), (spec.name, spec.label)) for spec in provider_specs()]
+    return models.TextChoices("BindingProvider", members)  # type: ignore[call-overload]
+
+
+BindingProvider = _provider_choices()
 
 
 class BindingTool(models.TextChoices):
@@ -20,7 +27,3 @@ class BindingScope(models.TextChoices):
     ALL = "all", "All (everything the credential can see)"
     DISABLED = "disabled", "Disabled (no searches)"
     SELECTED = "selected", "Selected: RAGFlow datasets and documents, or local collections"
-
-
-#: Providers reached over HTTP with a credential from the environment.
-REMOTE_PROVIDERS = frozenset({BindingProvider.RAGFLOW, BindingProvider.LIGHTRAG})

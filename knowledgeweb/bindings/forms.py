@@ -6,14 +6,21 @@ from typing import Any
 
 from django import forms
 
-from knowledgeweb.bindings.choices import BindingProvider, BindingScope, BindingTool
+from knowledgeweb.bindings.choices import BindingTool
+from knowledgeweb.bindings.form_hooks import form_hooks
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, local_collection_ids, timeout_ceiling
-from knowledgeweb.library.models import Collection
-from knowledgeweb.providers.lightrag import QUERY_MODES
+from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, timeout_ceiling
+from knowledgeweb.providers.registry import all_query_modes, mode_provider_labels, provider_specs
 
-#: LightRAG's retrieval modes as admin choices (bypass retrieves nothing and is not offered).
+#: Every provider's query modes as admin choices (LightRAG's: bypass retrieves nothing and is not offered).
+QUERY_MODES = all_query_modes()
 MODE_CHOICES = [(mode, mode) for mode in QUERY_MODES]
+#: The empty default-mode choice says what each provider with modes uses without one.
+USUAL_MODE_CHOICE = " ".join(
+    s.modes.usual_choice for s in provider_specs() if s.modes and s.modes.usual_choice
+)
+#: Providers' own form parts (the local index's collections), built once with the form class.
+HOOKS = form_hooks()
 
 
 class LinesField(forms.CharField):
@@ -67,7 +74,9 @@ class SelectionField(LinesField):
         return [{"dataset_id": d, "document_ids": docs} for d, docs in grouped.items()]
 
 
-class KnowledgeBindingForm(forms.ModelForm):
+class BindingFormBase(forms.ModelForm):
+    """The fields every binding has; ``KnowledgeBindingForm`` adds the providers' own."""
+
     agent_names = LinesField(
         required=False,
         help_text="One exact agent name per line. Leave empty to allow any agent name.",
@@ -80,25 +89,14 @@ class KnowledgeBindingForm(forms.ModelForm):
         help_text="Only with the scope 'selected' (RAGFlow): one line per whole dataset (DATASET_ID) "
         "or per document (DATASET_ID/DOCUMENT_ID); at most 1000 documents.",
     )
-    collections = forms.ModelMultipleChoiceField(
-        queryset=Collection.objects.order_by("name"),
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="Only with the scope 'selected' (local index): the collections this binding searches, "
-        "and whose documents its users may open. Stored by id, so renaming a collection keeps it selected.",
-    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         instance = self.instance
-        if (
-            instance.pk
-            and instance.provider == BindingProvider.LOCAL
-            and instance.scope == BindingScope.SELECTED
-        ):
-            self.initial["collections"] = sorted(local_collection_ids(instance.selection) or ())
-            # The collections field shows a local selection; the lines field is RAGFlow's.
-            self.initial["selection"] = []
+        if instance.pk:
+            for hooks in HOOKS:
+                if hooks.provider == instance.provider:
+                    self.initial.update(hooks.initial(instance))
         # The ceiling is configuration, read when the form is built rather than at import.
         ceiling = timeout_ceiling()
         timeout = self.fields["timeout"]
@@ -110,36 +108,26 @@ class KnowledgeBindingForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        provider, scope = cleaned.get("provider"), cleaned.get("scope")
-        collections = list(cleaned.get("collections") or [])
-        if provider == BindingProvider.LOCAL:
-            if cleaned.get("selection"):
-                self.add_error(
-                    "selection", "For the local index, tick collections below; these lines are for RAGFlow."
-                )
-            elif scope == BindingScope.SELECTED:
-                # _post_clean() then builds the instance from this, and the model's rules check it.
-                cleaned["selection"] = [{"dataset_id": str(c.pk), "document_ids": []} for c in collections]
-            elif collections:
-                self.add_error("collections", "Collections are used only with the scope 'selected'.")
-        elif collections:
-            self.add_error("collections", "Collections are for local bindings; RAGFlow uses the lines above.")
+        provider = cleaned.get("provider")
+        for hooks in HOOKS:
+            hooks.clean(self, cleaned, chosen=hooks.provider == provider)
         return cleaned
 
     query_modes = forms.MultipleChoiceField(
         choices=MODE_CHOICES,
         widget=forms.CheckboxSelectMultiple,
         required=False,
-        help_text="LightRAG only: the modes a search may name. The default mode is always allowed.",
+        help_text=f"{mode_provider_labels()} only: the modes a search may name. The default mode is "
+        "always allowed.",
     )
     default_mode = forms.ChoiceField(
-        choices=[("", "(LightRAG's usual: mix for documents, hybrid for relations)"), *MODE_CHOICES],
+        choices=[("", USUAL_MODE_CHOICE), *MODE_CHOICES],
         required=False,
-        help_text="LightRAG only: the mode a search runs in when it names none.",
+        help_text=f"{mode_provider_labels()} only: the mode a search runs in when it names none.",
     )
 
     def clean_query_modes(self) -> list[str]:
-        # Stored in LightRAG's own order, whatever order the boxes were ticked in.
+        # Stored in the provider's own order, whatever order the boxes were ticked in.
         chosen = self.cleaned_data.get("query_modes") or []
         return [mode for mode in QUERY_MODES if mode in chosen]
 
@@ -160,7 +148,6 @@ class KnowledgeBindingForm(forms.ModelForm):
             "timeout",
             "scope",
             "selection",
-            "collections",
             "query_modes",
             "default_mode",
         ]
@@ -168,3 +155,19 @@ class KnowledgeBindingForm(forms.ModelForm):
             "top_k": forms.NumberInput(attrs={"min": TOP_K_RANGE[0], "max": TOP_K_RANGE[1]}),
             "timeout": forms.NumberInput(attrs={"min": TIMEOUT_RANGE[0], "max": TIMEOUT_RANGE[1]}),
         }
+
+
+def _form_class() -> type[BindingFormBase]:
+    # Declared on the class, not added per instance: the admin lists every field in its fieldsets.
+    extra: dict[str, forms.Field] = {}
+    for hooks in HOOKS:
+        extra.update(hooks.fields())
+    fields = list(BindingFormBase.Meta.fields)
+    at = fields.index("selection") + 1
+    meta = type("Meta", (BindingFormBase.Meta,), {"fields": [*fields[:at], *extra, *fields[at:]]})
+    return type("KnowledgeBindingForm", (BindingFormBase,), {**extra, "Meta": meta})
+
+
+KnowledgeBindingForm = _form_class()
+#: The providers' own fields, for the admin's fieldsets.
+PROVIDER_FIELDS = [name for hooks in HOOKS for name in hooks.fields()]

@@ -8,23 +8,21 @@ still refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from knowledgeweb.bindings.choices import REMOTE_PROVIDERS, BindingProvider, BindingScope, BindingTool
+from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.providers.credentials import key_env_problem
-from knowledgeweb.providers.lightrag import QUERY_MODES, TOOL_MODES
-from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
+from knowledgeweb.providers.registry import mode_provider_labels, provider_spec, provider_specs
+from knowledgeweb.providers.selection import selection_from_json
+from knowledgeweb.providers.spec import ProviderSpec
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 MAX_AGENT_NAME = 100
 TOP_K_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 120)
-#: A local collection's primary key, as stored in a local binding's selection.
-LOCAL_COLLECTION_ID = re.compile(r"[1-9][0-9]{0,18}")
 
 
 def timeout_ceiling() -> int:
@@ -33,30 +31,6 @@ def timeout_ceiling() -> int:
 
 
 Problems = dict[str, list[str]]
-
-
-def selection_from_json(value: Any) -> tuple[DatasetSelection, ...]:
-    """Read a stored selection: ``[{"dataset_id": ..., "document_ids": [...]}, ...]``.
-
-    Raises ``ValueError`` with a readable message for any other shape.
-    """
-    if not isinstance(value, list):
-        raise ValueError("The selection must be a list of datasets.")
-    selection: list[DatasetSelection] = []
-    for item in value:
-        if not isinstance(item, dict) or set(item) - {"dataset_id", "document_ids"}:
-            raise ValueError('Each selected dataset must be {"dataset_id": ..., "document_ids": [...]}.')
-        dataset_id, document_ids = item.get("dataset_id"), item.get("document_ids", [])
-        if not isinstance(dataset_id, str):
-            raise ValueError("Each selected dataset needs a dataset_id string.")
-        if not isinstance(document_ids, list) or not all(isinstance(d, str) for d in document_ids):
-            raise ValueError(f"The document ids of dataset {dataset_id} must be a list of strings.")
-        selection.append(DatasetSelection(dataset_id=dataset_id, document_ids=tuple(document_ids)))
-    return tuple(selection)
-
-
-def selection_to_json(selection: Iterable[DatasetSelection]) -> list[dict[str, Any]]:
-    return [{"dataset_id": s.dataset_id, "document_ids": list(s.document_ids)} for s in selection]
 
 
 def binding_problems(
@@ -82,17 +56,18 @@ def binding_problems(
 
     if not NAME_PATTERN.fullmatch(name or ""):
         add("name", "Use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit.")
-    if provider not in BindingProvider.values:
-        add("provider", f"Choose one of: {', '.join(BindingProvider.values)}.")
-    remote = provider in REMOTE_PROVIDERS
-    label = BindingProvider(provider).label if provider in BindingProvider.values else provider
+    spec = provider_spec(provider)
+    if spec is None:
+        add("provider", f"Choose one of: {', '.join(s.name for s in provider_specs())}.")
+    remote = spec is not None and spec.remote
+    label = spec.label if spec is not None else provider
     _check_connection(add, remote=remote, label=label, base_url=base_url, api_key_env=api_key_env)
     _check_agent_names(add, agent_names)
-    _check_tools(add, provider=provider, label=label, tools=tools)
+    _check_tools(add, spec=spec, label=label, tools=tools)
     _check_range(add, "top_k", top_k, TOP_K_RANGE, "results")
     _check_timeout(add, timeout)
-    _check_scope(add, provider=provider, label=label, scope=scope, selection=selection)
-    _check_modes(add, provider=provider, label=label, tools=tools, modes=query_modes, default=default_mode)
+    _check_scope(add, spec=spec, label=label, scope=scope, selection=selection)
+    _check_modes(add, spec=spec, label=label, tools=tools, modes=query_modes, default=default_mode)
     return problems
 
 
@@ -150,7 +125,7 @@ def _check_agent_names(add: Any, agent_names: Any) -> None:
         seen.add(agent_name)
 
 
-def _check_tools(add: Any, *, provider: str, label: str, tools: Any) -> None:
+def _check_tools(add: Any, *, spec: ProviderSpec | None, label: str, tools: Any) -> None:
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         add("tools", "Tools must be a list of tool names.")
         return
@@ -161,8 +136,13 @@ def _check_tools(add: Any, *, provider: str, label: str, tools: Any) -> None:
         add("tools", f"Unknown tool(s): {', '.join(unknown)}.")
     if len(set(tools)) != len(tools):
         add("tools", "A tool is listed twice.")
-    if BindingTool.ENTITY_RELATIONS_SEARCH in tools and provider != BindingProvider.LIGHTRAG:
-        add("tools", f"entity_relations_search is offered only by LightRAG, not by {label}.")
+    specs = provider_specs()
+    for tool in dict.fromkeys(t for t in tools if t in BindingTool.values):
+        offering = [s.label for s in specs if tool in s.tools]
+        # A provider the registry does not know is told only about the tools some providers lack.
+        offered = tool in spec.tools if spec is not None else len(offering) == len(specs)
+        if not offered:
+            add("tools", f"{tool} is offered only by {' and '.join(offering)}, not by {label}.")
 
 
 def _check_range(add: Any, field: str, value: Any, bounds: tuple[int, int], unit: str) -> None:
@@ -185,7 +165,9 @@ def _check_timeout(add: Any, timeout: Any) -> None:
         )
 
 
-def _check_modes(add: Any, *, provider: str, label: str, tools: Any, modes: Any, default: Any) -> None:
+def _check_modes(
+    add: Any, *, spec: ProviderSpec | None, label: str, tools: Any, modes: Any, default: Any
+) -> None:
     if modes is None:
         modes = []
     if not isinstance(modes, list | tuple) or not all(isinstance(m, str) for m in modes):
@@ -194,44 +176,40 @@ def _check_modes(add: Any, *, provider: str, label: str, tools: Any, modes: Any,
     if not isinstance(default, str):
         add("default_mode", "The default mode must be a mode name or empty.")
         return
-    if provider != BindingProvider.LIGHTRAG:
+    mode_spec = spec.modes if spec is not None else None
+    if mode_spec is None:
+        owners = mode_provider_labels()
         if modes:
-            add("query_modes", f"Query modes are LightRAG's; {label} has none, so leave them empty.")
+            add("query_modes", f"Query modes are {owners}'s; {label} has none, so leave them empty.")
         if default:
-            add("default_mode", f"Query modes are LightRAG's; {label} has none, so leave this empty.")
+            add("default_mode", f"Query modes are {owners}'s; {label} has none, so leave this empty.")
         return
-    allowed = ", ".join(QUERY_MODES)
-    unknown = [m for m in modes if m not in QUERY_MODES]
+    query_modes, tool_modes = mode_spec.query_modes, mode_spec.tool_modes
+    allowed = ", ".join(query_modes)
+    unknown = [m for m in modes if m not in query_modes]
     if unknown:
-        add(
-            "query_modes",
-            f"Unknown mode(s): {', '.join(unknown)}. Choose from {allowed} (bypass retrieves nothing, "
-            "so it yields no evidence and is not offered).",
-        )
+        note = f" {mode_spec.unknown_note}" if mode_spec.unknown_note else ""
+        add("query_modes", f"Unknown mode(s): {', '.join(unknown)}. Choose from {allowed}{note}.")
     if len(set(modes)) != len(modes):
         add("query_modes", "A mode is listed twice.")
     if not default:
         return
-    if default not in QUERY_MODES:
-        add(
-            "default_mode",
-            f"Choose one of {allowed}, or leave it empty for mix (documents) and hybrid (relations).",
-        )
+    if default not in query_modes:
+        usual = mode_spec.usual_default or "the provider's default"
+        add("default_mode", f"Choose one of {allowed}, or leave it empty for {usual}.")
     elif modes and default not in modes:
         add("default_mode", f"The default mode {default} must be one of the allowed query modes.")
-    elif (
-        isinstance(tools, list)
-        and BindingTool.ENTITY_RELATIONS_SEARCH in tools
-        and default not in TOOL_MODES[BindingTool.ENTITY_RELATIONS_SEARCH]
-    ):
-        add(
-            "default_mode",
-            f"{default} retrieves no entities or relations, so it cannot be the default of a binding "
-            "offering entity_relations_search; choose another or leave it empty.",
-        )
+    elif isinstance(tools, list):
+        refusing = [t for t in tools if t in tool_modes and default not in tool_modes[t]]
+        if refusing:
+            add(
+                "default_mode",
+                f"{default} retrieves no entities or relations, so it cannot be the default of a binding "
+                f"offering {refusing[0]}; choose another or leave it empty.",
+            )
 
 
-def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: Any) -> None:
+def _check_scope(add: Any, *, spec: ProviderSpec | None, label: str, scope: str, selection: Any) -> None:
     if scope not in BindingScope.values:
         add("scope", f"Choose one of: {', '.join(BindingScope.values)}.")
         return
@@ -247,48 +225,12 @@ def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: 
                 "A selection is used only with the scope 'selected'; clear it or change the scope.",
             )
         return
-    if provider == BindingProvider.LOCAL:
-        for problem in local_selection_problems(items):
-            add("selection", problem)
-        return
-    if provider != BindingProvider.RAGFLOW:
+    if spec is None or spec.selection_problems is None:
+        nouns = " and for ".join(s.selection_noun for s in provider_specs() if s.selection_problems)
         add(
             "scope",
-            f"{label} accepts only the scopes 'all' and 'disabled'; selection is for RAGFlow datasets and "
-            "documents and for local collections.",
+            f"{label} accepts only the scopes 'all' and 'disabled'; selection is for {nouns}.",
         )
         return
-    for problem in selection_problems(items):
+    for problem in spec.selection_problems(items):
         add("selection", problem)
-
-
-def local_selection_problems(items: tuple[DatasetSelection, ...]) -> list[str]:
-    """A local binding selects whole collections by id: ``[{"dataset_id": "<collection id>"}, ...]``.
-
-    Ids, not names: renaming a collection keeps its readers, and a collection deleted
-    and created again under the same name is not opened to the old binding's users.
-    """
-    if not items:
-        return ["Select at least one collection."]
-    problems: list[str] = []
-    seen: set[str] = set()
-    for item in items:
-        if not LOCAL_COLLECTION_ID.fullmatch(item.dataset_id):
-            problems.append(f"{item.dataset_id[:40]!r} is not a collection id.")
-        elif item.dataset_id in seen:
-            problems.append(f"Collection {item.dataset_id} is selected more than once.")
-        if item.document_ids:
-            problems.append("The local index selects whole collections, not single documents.")
-        seen.add(item.dataset_id)
-    return problems
-
-
-def local_collection_ids(selection: Any) -> frozenset[int] | None:
-    """The collection ids a local binding's stored selection names (``None``: unreadable)."""
-    try:
-        items = selection_from_json(selection)
-    except ValueError:
-        return None
-    if local_selection_problems(items):
-        return None
-    return frozenset(int(item.dataset_id) for item in items)

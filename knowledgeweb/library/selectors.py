@@ -7,11 +7,13 @@ from collections.abc import Iterable, Sequence
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, QuerySet
 
-from knowledgeweb.bindings.choices import BindingProvider, BindingScope, BindingTool
-from knowledgeweb.bindings.rules import binding_problems, local_collection_ids
+from knowledgeweb.bindings.choices import BindingScope, BindingTool
+from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.selectors import binding_list_for_user
 from knowledgeweb.library.models import Chunk, Collection, Document
 from knowledgeweb.library.search import ChunkHit, search_chunks
+from knowledgeweb.providers.local.selection import local_collection_ids
+from knowledgeweb.providers.local.spec import NAME as LOCAL_PROVIDER
 
 
 def chunk_search(*, query: str, limit: int, collection_names: Sequence[str] | None = None) -> list[ChunkHit]:
@@ -38,7 +40,7 @@ def collections_for_user(user: User | AnonymousUser) -> set[int]:
     """
     served: set[int] = set()
     every = False
-    for binding in binding_list_for_user(user=user).filter(provider=BindingProvider.LOCAL):
+    for binding in binding_list_for_user(user=user).filter(provider=LOCAL_PROVIDER):
         if binding.scope == BindingScope.DISABLED or binding_problems(**binding.rule_fields()):
             continue
         if not isinstance(binding.tools, list) or BindingTool.KNOWLEDGE_SEARCH not in binding.tools:

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from knowledgeweb.bindings.choices import REMOTE_PROVIDERS, BindingScope, BindingTool
+from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.selectors import binding_get_by_name, binding_list_for_user
 from knowledgeweb.providers.credentials import credential_from_environment
 from knowledgeweb.providers.errors import MissingCredentialError
+from knowledgeweb.providers.registry import provider_is_remote
 from knowledgeweb.retrieval.errors import RetrievalInvalidError, RetrievalRefusedError
 
 
@@ -44,7 +45,7 @@ def binding_authorize(*, user: User, agent_name: str, tool: str, binding_name: s
             f"Binding '{binding.name}' is misconfigured and was not used ({summary}). Ask an admin to fix it.",
             code="binding_misconfigured",
         )
-    if binding.provider not in REMOTE_PROVIDERS:
+    if not provider_is_remote(binding.provider):
         return Authorized(binding=binding, api_key=None)
     try:
         api_key = credential_from_environment(binding.api_key_env)

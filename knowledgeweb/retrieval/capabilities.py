@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from knowledgeweb.bindings.choices import REMOTE_PROVIDERS
 from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_for_user
+from knowledgeweb.providers.registry import provider_is_remote
 from knowledgeweb.retrieval.authorization import binding_refusal
 from knowledgeweb.retrieval.modes import mode_choices, mode_default
 from knowledgeweb.retrieval.registry import provider_capabilities
@@ -22,7 +22,7 @@ class BindingCapability:
     operations: tuple[str, ...]
     scope: str
     top_k: int
-    #: LightRAG: the query modes a search of this tool may name, and the one used when it names none.
+    #: A provider with query modes (LightRAG): the modes a search of this tool may name, and the one used when it names none.
     query_modes: tuple[str, ...] = ()
     default_mode: str | None = None
 
@@ -37,7 +37,7 @@ def retrieval_capabilities(*, user: User, agent_name: str) -> list[BindingCapabi
     for binding in binding_list_for_user(user=user):
         if binding_problems(**binding.rule_fields()):
             continue
-        if binding.provider in REMOTE_PROVIDERS and not binding_credential_is_set(binding=binding):
+        if provider_is_remote(binding.provider) and not binding_credential_is_set(binding=binding):
             continue
         for capability in provider_capabilities(binding.provider):
             if binding_refusal(binding, agent_name=agent_name, tool=capability.tool) is None:

@@ -1,7 +1,8 @@
 """The scope of one search: the binding's own, optionally narrowed by the caller.
 
-A caller may narrow a RAGFlow binding's scope, never widen it. LightRAG and the
-local index accept only ``all``: any selection is refused before a request.
+A caller may narrow the scope of a binding whose provider allows it
+(``ProviderSpec.narrowable``: RAGFlow), never widen it. The others (LightRAG,
+the local index) accept only ``all``: any selection is refused before a request.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from knowledgeweb.bindings.choices import BindingProvider, BindingScope
+from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.rules import selection_from_json
-from knowledgeweb.providers.ragflow import DatasetSelection
-from knowledgeweb.providers.ragflow.scope import CheckedSelection, selection_problems
+from knowledgeweb.providers.registry import provider_label, provider_spec
+from knowledgeweb.providers.selection import CheckedSelection, DatasetSelection, selection_from_json
 from knowledgeweb.retrieval.errors import RetrievalInvalidError, RetrievalRefusedError
 
 RequestedScope = Literal["all"] | Sequence[DatasetSelection] | None
@@ -37,14 +37,15 @@ def scope_resolve(
     if isinstance(requested, str):
         raise RetrievalInvalidError(f"Unknown scope {requested!r}: send 'all' or a dataset selection.")
     selection = tuple(requested)
-    if binding.provider != BindingProvider.RAGFLOW:
-        label = BindingProvider(binding.provider).label
+    spec = provider_spec(binding.provider)
+    if spec is None or not spec.narrowable or spec.selection_problems is None:
+        label = provider_label(binding.provider)
         raise RetrievalInvalidError(
             f"{label} accepts only the scope 'all'; a dataset or document selection is refused "
             "before any request.",
             code="scope_not_supported",
         )
-    problems = selection_problems(selection)
+    problems = spec.selection_problems(selection)
     if problems:
         raise RetrievalInvalidError(
             "The requested scope was rejected: " + " ".join(problems), code="invalid_scope"

@@ -20,7 +20,7 @@ from django.core.cache import cache
 from redis.exceptions import RedisError
 
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.providers.ragflow import DatasetSelection
+from knowledgeweb.providers.selection import DatasetSelection
 
 logger = logging.getLogger(__name__)
 

@@ -17,14 +17,14 @@ from uuid import UUID, uuid4
 
 from django.contrib.auth.models import User
 
-from knowledgeweb.bindings.choices import BindingProvider
 from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result_view
 from knowledgeweb.providers.errors import ProviderError, ProviderErrorCode
 from knowledgeweb.providers.redaction import Redactor
+from knowledgeweb.providers.registry import provider_label
 from knowledgeweb.retrieval.authorization import binding_authorize
 from knowledgeweb.retrieval.errors import RetrievalFailedError, RetrievalInvalidError
 from knowledgeweb.retrieval.modes import mode_resolve
-from knowledgeweb.retrieval.registry import ProviderRequest, provider_for
+from knowledgeweb.retrieval.registry import ProviderRequest, provider_for, provider_timeout
 from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import quota_precheck
@@ -92,7 +92,12 @@ def retrieval_search(
     redactor = Redactor([authorized.api_key] if authorized.api_key else [])
 
     try:
-        request = ProviderRequest(api_key=authorized.api_key, selection=selection, mode=chosen_mode)
+        request = ProviderRequest(
+            api_key=authorized.api_key,
+            selection=selection,
+            mode=chosen_mode,
+            timeout=provider_timeout(binding),
+        )
         adapter = provider_for(binding, request)
         result = adapter.search(query, tool=tool, top_k=binding.top_k)
     except ProviderError as exc:
@@ -148,7 +153,7 @@ def retrieval_record(*, thread: Thread, outcome: SearchOutcome) -> SearchOutcome
 def _failed(
     thread: Thread | None, binding_name: str, provider: str, tool: str, reason: str, code: ProviderErrorCode
 ) -> SearchOutcome:
-    label = BindingProvider(provider).label if provider in BindingProvider.values else provider
+    label = provider_label(provider)
     content = f"{tool} failed ({label}, binding '{binding_name}'): {reason}"
     logger.warning("Retrieval via binding %s failed (%s): %s", binding_name, code.value, reason)
     if thread is None:

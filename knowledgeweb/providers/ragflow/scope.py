@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from knowledgeweb.providers.selection import CheckedSelection, DatasetSelection
 
 #: The application's own limit on selected documents, separate from RAGFlow's per-request limits.
 MAX_SELECTED_DOCUMENTS = 1000
 
 #: RAGFlow ids are hex UUIDs; anything outside this alphabet never reaches a URL path.
 RESOURCE_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-
-
-@dataclass(frozen=True)
-class DatasetSelection:
-    """One selected dataset; an empty ``document_ids`` means the whole dataset."""
-
-    dataset_id: str
-    document_ids: tuple[str, ...] = ()
 
 
 def selected_document_count(selection: Iterable[DatasetSelection]) -> int:
@@ -53,11 +46,4 @@ def selection_problems(selection: Iterable[DatasetSelection]) -> list[str]:
     return problems
 
 
-class CheckedSelection(tuple[DatasetSelection, ...]):
-    """A selection that has passed ``selection_problems`` once in this search.
-
-    The retrieval service hands the adapter one of these so the same selection is
-    not checked again; anything else reaching the adapter is checked there.
-    """
-
-    __slots__ = ()
+__all__ = ["MAX_SELECTED_DOCUMENTS", "CheckedSelection", "DatasetSelection", "selection_problems"]
