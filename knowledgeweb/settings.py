@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "knowledgeweb.threads",
     "knowledgeweb.bindings",
     "knowledgeweb.library",
+    "knowledgeweb.composer",
     "knowledgeweb.web",
     "knowledgeweb.demo",
     "knowledgeweb.mcp_server",

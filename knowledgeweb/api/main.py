@@ -29,7 +29,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from knowledgeweb.api import knowledge, threads
+from knowledgeweb.api import compose, knowledge, threads
 from knowledgeweb.api.auth import api_auth
 from knowledgeweb.retrieval import RetrievalError
 from knowledgeweb.threads.errors import (
@@ -61,6 +61,7 @@ api = NinjaAPI(
 )
 
 api.add_router("/threads", threads.router)
+api.add_router("/threads", compose.router)  # POST /threads/{id}/ask (issue 13)
 api.add_router("/knowledge", knowledge.router)
 
 

@@ -19,6 +19,7 @@ from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_answer
 from knowledgeweb.retrieval import retrieval_capabilities
+from knowledgeweb.web import compose
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
@@ -43,9 +44,24 @@ class AskForm(forms.Form):
         error_messages={"required": "Choose a binding.", "invalid_choice": "Choose one of your bindings."},
     )
 
-    def __init__(self, *args: object, bindings: list[tuple[str, str]], **kwargs: object) -> None:
+    # Issue 13: the extractive default, or an answer model the user may use.
+    composer = forms.ChoiceField(
+        required=False,
+        label="Answer with",
+        widget=forms.Select(attrs={"data-field": "composer"}),
+        error_messages={"invalid_choice": "Choose one of your answer models."},
+    )
+
+    def __init__(
+        self,
+        *args: object,
+        bindings: list[tuple[str, str]],
+        composers: list[tuple[str, str]] | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["binding"].choices = bindings  # type: ignore[attr-defined]
+        self.fields["composer"].choices = composers or [(compose.EXTRACTIVE, compose.EXTRACTIVE_LABEL)]  # type: ignore[attr-defined]
 
 
 def _bindings(user: User) -> list[tuple[str, str]]:
@@ -66,13 +82,21 @@ def ask(request: HttpRequest) -> HttpResponse:
         return render(
             request, "web/ask.html", {"error": NO_BINDINGS, "error_kind": "no-bindings"}, status=status
         )
+    composers = compose.composer_choices(user)
     if request.method != "POST":
-        return render(request, "web/ask.html", {"form": AskForm(bindings=bindings)})
+        return render(request, "web/ask.html", {"form": AskForm(bindings=bindings, composers=composers)})
 
-    form = AskForm(request.POST, bindings=bindings)
+    form = AskForm(request.POST, bindings=bindings, composers=composers)
     context: dict[str, object] = {"form": form}
     status = 400
-    if form.is_valid():
+    if form.is_valid() and form.cleaned_data.get("composer") not in {None, "", compose.EXTRACTIVE}:
+        # An answer model: the streamed flow's service, run to the end (no JavaScript here).
+        outcome = compose.run_form_turn(request)
+        if not isinstance(outcome, AnswerError):
+            return outcome
+        context.update(error=outcome.message, error_kind=outcome.kind)
+        status = _ERROR_STATUS[outcome.kind]
+    elif form.is_valid():
         try:
             thread = question_answer(
                 user=user,

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, views
+from knowledgeweb.web import ask, compose, views
 
 app_name = "web"
 
@@ -10,4 +10,8 @@ urlpatterns = [
     path("", views.thread_list, name="thread-list"),
     path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
     path("ask/", ask.ask, name="ask"),
+    # Issue 13: streamed answers and follow-ups (knowledgeweb.web.compose).
+    path("ask/stream/", compose.ask_stream, name="ask-stream"),
+    path("threads/<uuid:thread_id>/ask/", compose.thread_ask, name="thread-ask"),
+    path("threads/<uuid:thread_id>/ask/stream/", compose.thread_ask_stream, name="thread-ask-stream"),
 ]

@@ -1,0 +1,222 @@
+"""A scriptable OpenAI-compatible chat-completions server for the composer's tests.
+
+Written from OpenAI's public API reference (``POST /v1/chat/completions``): without
+``stream`` it answers one ``chat.completion`` object; with ``stream: true`` it answers
+``text/event-stream``, a ``data: {chat.completion.chunk}`` event per piece (a role
+chunk first, content deltas, a chunk carrying ``finish_reason``), then ``data: [DONE]``.
+Errors are ``{"error": {"message", "type", "code"}}`` with their HTTP status.
+
+Each test gives a *responder*: a function from the request body to a ``Reply`` that
+says what to send and how to misbehave (stall, stop early, send garbage, redirect).
+Standard library only; it runs in a thread of the test process on a free port.
+(The LightRAG tests' stand-in model server is a different, deterministic one; this
+one exists for faults and scripted citations.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from time import sleep
+from typing import Any
+
+_SOURCE = re.compile(r"^\[(\d+)\] handle: (\S+)$", re.MULTILINE)
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    status: int = 200
+    error_message: str = ""
+    finish_reason: str | None = "stop"
+    #: Content pieces sent before the server stops sending (holding the connection open).
+    stall_after: int | None = None
+    #: Content pieces sent before the connection is closed with no finish and no [DONE].
+    truncate_after: int | None = None
+    #: Content pieces sent before a data line that is not JSON.
+    malformed_after: int | None = None
+    #: Seconds before the response's first byte (a model's time to first token).
+    first_byte_delay: float = 0.0
+    piece_delay: float = 0.0
+    #: Answer one JSON chat.completion even when a stream was asked for.
+    json_body: bool = False
+    location: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def sources_in(body: dict[str, Any]) -> list[tuple[int, str]]:
+    """The numbered sources (number, handle) the composer listed in its system message."""
+    system = "\n".join(m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system")
+    return [(int(number), handle) for number, handle in _SOURCE.findall(system)]
+
+
+def excerpt_of(body: dict[str, Any], handle: str) -> str:
+    system = body["messages"][0]["content"]
+    block = system.split(f"handle: {handle}\n", 1)[1]
+    return block.split("excerpt:\n", 1)[1].split("\n\n[", 1)[0]
+
+
+def citing_model(body: dict[str, Any]) -> Reply:
+    """A model that answers from what it was given: one sentence per source, each cited correctly."""
+    lines = []
+    for number, handle in sources_in(body):
+        first = excerpt_of(body, handle).split(". ")[0].rstrip(".")
+        lines.append(f"{first} [citation:{number}](#{handle}).")
+    return Reply(text=" ".join(lines) or "The sources say nothing about this.")
+
+
+def pieces(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+class ChatStandin(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, responder: Responder, api_key: str | None) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.responder = responder
+        self.api_key = api_key
+        self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
+        #: Set to let stalled responses end (the tests' cleanup does).
+        self.release = threading.Event()
+        #: Set by a handler when its client went away mid-stream.
+        self.client_gone = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ChatStandin
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        length = self.headers.get("Content-Length", "0")
+        raw = self.rfile.read(int(length)) if length.isdigit() else b""
+        self.server.authorizations.append(self.headers.get("Authorization"))
+        if self.server.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.server.api_key}":
+            self._json(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}})
+            return
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._json(404, {"error": {"message": f"Unknown path {self.path}.", "type": "invalid_request_error", "code": None}})
+            return
+        body = json.loads(raw)
+        self.server.requests.append(body)
+        reply = self.server.responder(body)
+        if reply.first_byte_delay:
+            sleep(reply.first_byte_delay)
+        if reply.location:
+            self.send_response(reply.status)
+            self.send_header("Location", reply.location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if reply.status != 200:
+            self._json(reply.status, {"error": {"message": reply.error_message, "type": "server_error", "code": None}})
+            return
+        model = body.get("model", "standin")
+        if reply.json_body or not body.get("stream"):
+            self._json(
+                200,
+                {
+                    "id": "chatcmpl-standin",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply.text},
+                            "finish_reason": reply.finish_reason,
+                        }
+                    ],
+                },
+            )
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            self._stream(reply, model)
+        except (BrokenPipeError, ConnectionResetError):
+            self.server.client_gone.set()
+
+    def _stream(self, reply: Reply, model: str) -> None:
+        for event in _events(reply, model):
+            if event is None:  # stall: hold the connection open without a byte
+                self.server.release.wait(30)
+                self.close_connection = True
+                return
+            if event == b"":  # truncate: end the body without finishing the answer
+                self._chunk(b"")
+                self.close_connection = True
+                return
+            self._chunk(event)
+            if reply.piece_delay:
+                sleep(reply.piece_delay)
+        self._chunk(b"")
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
+    base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def data(choice: dict[str, Any]) -> bytes:
+        return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
+
+    yield data({"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None})
+    for number, piece in enumerate(pieces(reply.text)):
+        if number == reply.stall_after:
+            yield None
+            return
+        if number == reply.truncate_after:
+            yield b""
+            return
+        if number == reply.malformed_after:
+            yield b"data: {this is not json\n\n"
+        yield data({"index": 0, "delta": {"content": piece}, "finish_reason": None})
+    yield data({"index": 0, "delta": {}, "finish_reason": reply.finish_reason})
+    yield b"data: [DONE]\n\n"
+
+
+@contextmanager
+def serve(responder: Responder = citing_model, *, api_key: str | None = None) -> Iterator[ChatStandin]:
+    server = ChatStandin(responder, api_key)
+    thread = threading.Thread(target=server.serve_forever, name="chat-standin", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
