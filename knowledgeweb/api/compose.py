@@ -76,7 +76,14 @@ class AskErrorOut(Schema):
 
 @router.post(
     "/{thread_id}/ask",
-    response={200: AskOut, 401: AskErrorOut, 403: AskErrorOut, 404: AskErrorOut, 422: AskErrorOut, 424: AskErrorOut},
+    response={
+        200: AskOut,
+        401: AskErrorOut,
+        403: AskErrorOut,
+        404: AskErrorOut,
+        422: AskErrorOut,
+        424: AskErrorOut,
+    },
     summary="Ask a follow-up question in a thread",
 )
 def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:

@@ -34,7 +34,9 @@ class AnswerModelForm(forms.ModelForm):
         ]
         widgets = {
             "temperature": forms.NumberInput(attrs={"min": 0, "max": 2, "step": "0.05"}),
-            "max_output_tokens": forms.NumberInput(attrs={"min": MAX_TOKENS_RANGE[0], "max": MAX_TOKENS_RANGE[1]}),
+            "max_output_tokens": forms.NumberInput(
+                attrs={"min": MAX_TOKENS_RANGE[0], "max": MAX_TOKENS_RANGE[1]}
+            ),
             "context_budget": forms.NumberInput(
                 attrs={"min": CONTEXT_BUDGET_RANGE[0], "max": CONTEXT_BUDGET_RANGE[1]}
             ),

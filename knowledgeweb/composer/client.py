@@ -73,13 +73,17 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
     url = server.base_url.rstrip("/") + "/chat/completions"
     timed_out = f"{label} sent no complete answer within {server.timeout:g} seconds."
     try:
-        with build_client(timeout=server.timeout) as client, client.stream(
-            "POST", url, json=body, headers=headers
-        ) as response:
+        with (
+            build_client(timeout=server.timeout) as client,
+            client.stream("POST", url, json=body, headers=headers) as response,
+        ):
             _check_status(response, label, fail, deadline)
             encoding = response.headers.get("content-encoding", "").strip().lower()
             if encoding not in {"", "identity"}:
-                raise fail(ModelFault.BAD_RESPONSE, f"{label} answered with a {encoding!r}-encoded body; it was not read.")
+                raise fail(
+                    ModelFault.BAD_RESPONSE,
+                    f"{label} answered with a {encoding!r}-encoded body; it was not read.",
+                )
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "application/json":
                 yield _whole_answer(response, label, fail, deadline)
@@ -89,7 +93,8 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
         raise fail(ModelFault.TIMEOUT, timed_out) from None
     except httpx.TransportError as exc:
         raise fail(
-            ModelFault.UNREACHABLE, f"{label} could not be reached or dropped the connection ({type(exc).__name__})."
+            ModelFault.UNREACHABLE,
+            f"{label} could not be reached or dropped the connection ({type(exc).__name__}).",
         ) from None
     except httpx.HTTPError as exc:
         raise fail(ModelFault.UNREACHABLE, f"The request to {label} failed ({type(exc).__name__}).") from None
@@ -108,7 +113,9 @@ def _check_status(response: httpx.Response, label: str, fail: Any, deadline: flo
     detail = _error_detail(response, deadline)
     said = f": {detail}" if detail else "."
     if status in {401, 403}:
-        raise fail(ModelFault.AUTH, f"{label} refused the credential (HTTP {status}){said} Check the key variable.")
+        raise fail(
+            ModelFault.AUTH, f"{label} refused the credential (HTTP {status}){said} Check the key variable."
+        )
     if status == 404:
         raise fail(
             ModelFault.NOT_FOUND,
@@ -116,7 +123,9 @@ def _check_status(response: httpx.Response, label: str, fail: Any, deadline: flo
             "and the model name.",
         )
     if status == 429:
-        raise fail(ModelFault.RATE_LIMITED, f"{label} is rate limiting requests (HTTP 429){said} Try again later.")
+        raise fail(
+            ModelFault.RATE_LIMITED, f"{label} is rate limiting requests (HTTP 429){said} Try again later."
+        )
     if status >= 500:
         raise fail(ModelFault.SERVER_ERROR, f"{label} failed with HTTP {status}{said}")
     raise fail(ModelFault.REJECTED, f"{label} rejected the request (HTTP {status}){said}")
@@ -142,7 +151,9 @@ def _whole_answer(response: httpx.Response, label: str, fail: Any, deadline: flo
     for chunk in response.iter_bytes():
         raw += chunk
         if len(raw) > MAX_BODY_BYTES:
-            raise fail(ModelFault.TOO_LARGE, f"{label}'s answer passed the 4 MiB limit; reading stopped there.")
+            raise fail(
+                ModelFault.TOO_LARGE, f"{label}'s answer passed the 4 MiB limit; reading stopped there."
+            )
         if monotonic() > deadline:
             raise httpx.ReadTimeout("deadline")
     try:
@@ -150,11 +161,16 @@ def _whole_answer(response: httpx.Response, label: str, fail: Any, deadline: flo
         choice = body["choices"][0]
         text = choice["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise fail(ModelFault.BAD_RESPONSE, f"{label} answered with JSON that is not a chat completion.") from None
+        raise fail(
+            ModelFault.BAD_RESPONSE, f"{label} answered with JSON that is not a chat completion."
+        ) from None
     if not isinstance(text, str):
         raise fail(ModelFault.BAD_RESPONSE, f"{label} answered with JSON that is not a chat completion.")
     if choice.get("finish_reason") == "length":
-        raise fail(ModelFault.LENGTH_LIMIT, f"{label} stopped at its output-token limit; the cut answer was not stored.")
+        raise fail(
+            ModelFault.LENGTH_LIMIT,
+            f"{label} stopped at its output-token limit; the cut answer was not stored.",
+        )
     return text
 
 
@@ -166,7 +182,9 @@ def _events(
     for line in response.iter_lines():
         size += len(line) + 1
         if size > MAX_BODY_BYTES:
-            raise fail(ModelFault.TOO_LARGE, f"{label}'s answer passed the 4 MiB limit; reading stopped there.")
+            raise fail(
+                ModelFault.TOO_LARGE, f"{label}'s answer passed the 4 MiB limit; reading stopped there."
+            )
         if monotonic() > deadline:
             raise fail(ModelFault.TIMEOUT, timed_out)
         if not line.startswith("data:"):
@@ -180,7 +198,8 @@ def _events(
             yield piece
         if finish_reason == "length":
             raise fail(
-                ModelFault.LENGTH_LIMIT, f"{label} stopped at its output-token limit; the cut answer was not stored."
+                ModelFault.LENGTH_LIMIT,
+                f"{label} stopped at its output-token limit; the cut answer was not stored.",
             )
         if finish_reason is not None:
             finished = True
@@ -199,7 +218,10 @@ def _chunk(data: str, label: str, fail: Any) -> tuple[str, str | None]:
     if isinstance(chunk, dict) and "error" in chunk:
         error = chunk["error"]
         detail = detail_of(error if isinstance(error, dict) else {"message": error}, "message")
-        raise fail(ModelFault.SERVER_ERROR, f"{label} reported an error mid-answer" + (f": {detail}" if detail else "."))
+        raise fail(
+            ModelFault.SERVER_ERROR,
+            f"{label} reported an error mid-answer" + (f": {detail}" if detail else "."),
+        )
     try:
         choices = chunk["choices"]
         if not choices:  # a usage-only chunk
@@ -209,7 +231,11 @@ def _chunk(data: str, label: str, fail: Any) -> tuple[str, str | None]:
         piece = delta.get("content") or ""
         finish_reason = choice.get("finish_reason")
     except (KeyError, IndexError, TypeError, AttributeError):
-        raise fail(ModelFault.BAD_RESPONSE, f"{label} sent a stream event that is not a chat completion chunk.") from None
+        raise fail(
+            ModelFault.BAD_RESPONSE, f"{label} sent a stream event that is not a chat completion chunk."
+        ) from None
     if not isinstance(piece, str) or not (finish_reason is None or isinstance(finish_reason, str)):
-        raise fail(ModelFault.BAD_RESPONSE, f"{label} sent a stream event that is not a chat completion chunk.")
+        raise fail(
+            ModelFault.BAD_RESPONSE, f"{label} sent a stream event that is not a chat completion chunk."
+        )
     return piece, finish_reason

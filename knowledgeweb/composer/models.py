@@ -21,7 +21,9 @@ class AnswerModel(models.Model):
         help_text="The OpenAI-compatible base URL; requests go to {base URL}/chat/completions, "
         "e.g. http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8000/v1 (vLLM).",
     )
-    model = models.CharField("model name", max_length=200, help_text="As the server knows it, e.g. llama3.1:8b.")
+    model = models.CharField(
+        "model name", max_length=200, help_text="As the server knows it, e.g. llama3.1:8b."
+    )
     api_key_env = models.CharField(
         "API key env",
         max_length=128,

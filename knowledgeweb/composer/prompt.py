@@ -61,7 +61,7 @@ class Prompt:
         }
 
 
-class ContextOverBudget(Exception):
+class ContextOverBudgetError(Exception):
     """Not even the newest source fits in the budget: nothing would be worth sending."""
 
     def __init__(self, needed: int, budget: int) -> None:
@@ -89,7 +89,7 @@ def build_prompt(
 ) -> Prompt:
     """The request's messages. ``evidence`` holds each tool message's sources, oldest message first.
 
-    Raises ``ContextOverBudget`` when evidence exists but its newest source does not fit.
+    Raises ``ContextOverBudgetError`` when evidence exists but its newest source does not fit.
     """
     flat = [source for group in evidence for source in group]
     kept: list[Evidence] = []
@@ -100,7 +100,7 @@ def build_prompt(
         cost = len(source_block(99_999, source))
         if used + cost > budget:
             if index == 0:
-                raise ContextOverBudget(cost, budget)
+                raise ContextOverBudgetError(cost, budget)
             break
         kept.append(source)
         used += cost

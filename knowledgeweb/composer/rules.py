@@ -71,7 +71,11 @@ def answer_model_problems(
     if key_problem:
         add("api_key_env", key_problem)
     low, high = TEMPERATURE_RANGE
-    if not isinstance(temperature, int | float) or isinstance(temperature, bool) or not low <= temperature <= high:
+    if (
+        not isinstance(temperature, int | float)
+        or isinstance(temperature, bool)
+        or not low <= temperature <= high
+    ):
         add("temperature", f"Enter a temperature from {low:g} to {high:g}.")
     _check_range(add, "max_output_tokens", max_output_tokens, MAX_TOKENS_RANGE, "tokens")
     _check_range(add, "context_budget", context_budget, CONTEXT_BUDGET_RANGE, "characters")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
@@ -30,7 +30,7 @@ from knowledgeweb.composer.client import ChatServer, chat_stream
 from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.composer.live import SentenceStream
 from knowledgeweb.composer.models import AnswerModel
-from knowledgeweb.composer.prompt import ContextOverBudget, Prompt, Turn, build_prompt
+from knowledgeweb.composer.prompt import ContextOverBudgetError, Prompt, Turn, build_prompt
 from knowledgeweb.composer.selectors import answer_model_get, answer_model_key
 from knowledgeweb.knowledge import Evidence, read_sources
 from knowledgeweb.retrieval import (
@@ -183,12 +183,12 @@ def turn_prepare(
             prepared.prompt = build_prompt(
                 question=question, turns=turns, evidence=groups, budget=model.context_budget
             )
-        except ContextOverBudget as exc:
+        except ContextOverBudgetError as exc:
             prepared.fault = ModelError(ModelFault.CONTEXT_OVER_BUDGET, str(exc))
     return prepared
 
 
-def turn_events(prepared: PreparedTurn) -> Iterator[Event]:
+def turn_events(prepared: PreparedTurn) -> Generator[Event, None, None]:
     """The answer as it is written (``delta``, ``sentence`` events), then ``done`` with the recorded result."""
     live = SentenceStream(prepared.available)
     pieces: list[str] = []
@@ -204,8 +204,7 @@ def turn_events(prepared: PreparedTurn) -> Iterator[Event]:
         yield Event("delta", answer)
         for parts in live.feed(answer):
             yield Event("sentence", parts)
-    elif fault is None:
-        assert prepared.server is not None and prepared.prompt is not None
+    elif fault is None and prepared.server is not None and prepared.prompt is not None:
         try:
             for piece in chat_stream(prepared.server, prepared.prompt.messages):
                 pieces.append(piece)
@@ -216,7 +215,9 @@ def turn_events(prepared: PreparedTurn) -> Iterator[Event]:
             fault = exc
     answer = "".join(pieces)
     if fault is None and not answer.strip():
-        fault = ModelError(ModelFault.EMPTY_ANSWER, "The answer model sent an empty answer; nothing was stored as one.")
+        fault = ModelError(
+            ModelFault.EMPTY_ANSWER, "The answer model sent an empty answer; nothing was stored as one."
+        )
     if fault is None:
         for parts in live.finish():
             yield Event("sentence", parts)
@@ -227,12 +228,11 @@ def turn_events(prepared: PreparedTurn) -> Iterator[Event]:
 
 def turn_run(prepared: PreparedTurn) -> TurnResult:
     """The whole turn without streaming (the no-JavaScript form and the API)."""
-    result: TurnResult | None = None
     for event in turn_events(prepared):
         if event.kind == "done":
-            result = event.data
-    assert result is not None
-    return result
+            result: TurnResult = event.data
+            return result
+    raise RuntimeError("a turn always ends with its done event")  # pragma: no cover
 
 
 def _composer_name(prepared: PreparedTurn) -> str:
@@ -241,7 +241,10 @@ def _composer_name(prepared: PreparedTurn) -> str:
 
 def _record(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> TurnResult:
     model = prepared.model
-    meta: dict[str, Any] = {"name": _composer_name(prepared), "outcome": "answered" if fault is None else fault.code}
+    meta: dict[str, Any] = {
+        "name": _composer_name(prepared),
+        "outcome": "answered" if fault is None else fault.code,
+    }
     context: dict[str, Any] = {}
     if model is not None:
         meta["model"] = model.model
@@ -285,7 +288,9 @@ def answer_citations(*, thread: Thread, message: Message) -> CitationCounts:
     for entry in messages_citations(thread_messages(thread=thread)):
         if entry.message.id == message.id:
             states = Counter(c.state for c in entry.citations)
-            reasons = Counter(REASONS.get(c.reason, "other") for c in entry.citations if c.state != "resolved")
+            reasons = Counter(
+                REASONS.get(c.reason, "other") for c in entry.citations if c.state != "resolved"
+            )
             return CitationCounts(
                 total=len(entry.citations),
                 resolved=states["resolved"],

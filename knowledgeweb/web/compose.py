@@ -23,6 +23,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -30,7 +31,14 @@ from django.views.decorators.http import require_POST
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
 from knowledgeweb.composer.selectors import answer_models_for
-from knowledgeweb.composer.services import EXTRACTIVE, PreparedTurn, TurnResult, turn_events, turn_prepare, turn_run
+from knowledgeweb.composer.services import (
+    EXTRACTIVE,
+    PreparedTurn,
+    TurnResult,
+    turn_events,
+    turn_prepare,
+    turn_run,
+)
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
@@ -117,13 +125,13 @@ def _owned_thread(request: HttpRequest, thread_id: UUID) -> Thread:
 
 @login_required
 @require_POST
-def ask_stream(request: HttpRequest) -> HttpResponse:
+def ask_stream(request: HttpRequest) -> HttpResponseBase:
     return _stream(request, None)
 
 
 @login_required
 @require_POST
-def thread_ask_stream(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+def thread_ask_stream(request: HttpRequest, thread_id: UUID) -> HttpResponseBase:
     return _stream(request, _owned_thread(request, thread_id))
 
 
@@ -149,7 +157,7 @@ def run_form_turn(request: HttpRequest) -> HttpResponse | AnswerError:
     return redirect(_thread_url(result))
 
 
-def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponse:
+def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponseBase:
     try:
         prepared = _prepare(request, thread)
     except AnswerError as exc:

@@ -86,9 +86,10 @@ def test_a_wrong_key_is_an_auth_fault_without_the_key() -> None:
 
 
 def test_a_redirect_is_refused_and_never_followed() -> None:
-    with serve(lambda body: Reply(text=TEXT)) as target, serve(
-        lambda body: Reply(status=307, location=target.base_url + "/chat/completions")
-    ) as server:
+    with (
+        serve(lambda body: Reply(text=TEXT)) as target,
+        serve(lambda body: Reply(status=307, location=target.base_url + "/chat/completions")) as server,
+    ):
         fault = _fault(server.base_url)
 
     assert fault.code == ModelFault.REDIRECT_REFUSED

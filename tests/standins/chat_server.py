@@ -108,11 +108,32 @@ class _Handler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length", "0")
         raw = self.rfile.read(int(length)) if length.isdigit() else b""
         self.server.authorizations.append(self.headers.get("Authorization"))
-        if self.server.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.server.api_key}":
-            self._json(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}})
+        if (
+            self.server.api_key is not None
+            and self.headers.get("Authorization") != f"Bearer {self.server.api_key}"
+        ):
+            self._json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided.",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return
         if self.path.rstrip("/") != "/v1/chat/completions":
-            self._json(404, {"error": {"message": f"Unknown path {self.path}.", "type": "invalid_request_error", "code": None}})
+            self._json(
+                404,
+                {
+                    "error": {
+                        "message": f"Unknown path {self.path}.",
+                        "type": "invalid_request_error",
+                        "code": None,
+                    }
+                },
+            )
             return
         body = json.loads(raw)
         self.server.requests.append(body)
@@ -126,7 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         if reply.status != 200:
-            self._json(reply.status, {"error": {"message": reply.error_message, "type": "server_error", "code": None}})
+            self._json(
+                reply.status,
+                {"error": {"message": reply.error_message, "type": "server_error", "code": None}},
+            )
             return
         model = body.get("model", "standin")
         if reply.json_body or not body.get("stream"):
@@ -211,7 +235,7 @@ def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
 @contextmanager
 def serve(responder: Responder = citing_model, *, api_key: str | None = None) -> Iterator[ChatStandin]:
     server = ChatStandin(responder, api_key)
-    thread = threading.Thread(target=server.serve_forever, name="chat-standin", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="chat-standin", daemon=True)
     thread.start()
     try:
         yield server

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledgeweb.composer.live import SentenceStream
-from knowledgeweb.composer.prompt import ContextOverBudget, Turn, build_prompt, source_block
+from knowledgeweb.composer.prompt import ContextOverBudgetError, Turn, build_prompt, source_block
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.ids import shared_handle
 
@@ -57,7 +57,7 @@ def test_the_oldest_evidence_is_dropped_first_and_said_so() -> None:
 def test_a_newest_source_larger_than_the_budget_is_context_over_budget() -> None:
     big = _source(1, "word " * 400)
 
-    with pytest.raises(ContextOverBudget) as caught:
+    with pytest.raises(ContextOverBudgetError) as caught:
         build_prompt(question="q", turns=[], evidence=[[big]], budget=500)
 
     assert "context budget of 500 characters" in str(caught.value)
@@ -89,7 +89,9 @@ def test_sentences_complete_across_pieces_with_citations_resolved_or_inert() -> 
         "A bad one [citation:2](#knowledge-source-nothex). Tail"
     )
 
-    out = [parts for piece in (text[i : i + 7] for i in range(0, len(text), 7)) for parts in stream.feed(piece)]
+    out = [
+        parts for piece in (text[i : i + 7] for i in range(0, len(text), 7)) for parts in stream.feed(piece)
+    ]
     out += list(stream.finish())
 
     assert len(out) == 4

@@ -5,7 +5,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -14,26 +13,69 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='AnswerModel',
+            name="AnswerModel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('base_url', models.CharField(help_text='The OpenAI-compatible base URL; requests go to {base URL}/chat/completions, e.g. http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8000/v1 (vLLM).', max_length=2048, verbose_name='base URL')),
-                ('model', models.CharField(help_text='As the server knows it, e.g. llama3.1:8b.', max_length=200, verbose_name='model name')),
-                ('api_key_env', models.CharField(blank=True, help_text='The NAME of the environment variable holding the key, starting with KNOWLEDGEWEB_KEY_. Leave empty for a server that needs no key (Ollama, a local vLLM). The key is never stored.', max_length=128, verbose_name='API key env')),
-                ('temperature', models.FloatField(default=0.2, help_text='0-2.')),
-                ('max_output_tokens', models.PositiveIntegerField(default=1024, help_text='1-32,768.')),
-                ('context_budget', models.PositiveIntegerField(default=24000, help_text="Characters of evidence sent with each question (500-400,000); the oldest evidence is dropped first, and the answer's metadata says what was dropped.")),
-                ('timeout', models.PositiveSmallIntegerField(default=60, help_text='Seconds for the whole answer, 1-120.')),
-                ('agent_names', models.JSONField(blank=True, default=list)),
-                ('enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('users', models.ManyToManyField(blank=True, related_name='answer_models', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "base_url",
+                    models.CharField(
+                        help_text="The OpenAI-compatible base URL; requests go to {base URL}/chat/completions, e.g. http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8000/v1 (vLLM).",
+                        max_length=2048,
+                        verbose_name="base URL",
+                    ),
+                ),
+                (
+                    "model",
+                    models.CharField(
+                        help_text="As the server knows it, e.g. llama3.1:8b.",
+                        max_length=200,
+                        verbose_name="model name",
+                    ),
+                ),
+                (
+                    "api_key_env",
+                    models.CharField(
+                        blank=True,
+                        help_text="The NAME of the environment variable holding the key, starting with KNOWLEDGEWEB_KEY_. Leave empty for a server that needs no key (Ollama, a local vLLM). The key is never stored.",
+                        max_length=128,
+                        verbose_name="API key env",
+                    ),
+                ),
+                ("temperature", models.FloatField(default=0.2, help_text="0-2.")),
+                ("max_output_tokens", models.PositiveIntegerField(default=1024, help_text="1-32,768.")),
+                (
+                    "context_budget",
+                    models.PositiveIntegerField(
+                        default=24000,
+                        help_text="Characters of evidence sent with each question (500-400,000); the oldest evidence is dropped first, and the answer's metadata says what was dropped.",
+                    ),
+                ),
+                (
+                    "timeout",
+                    models.PositiveSmallIntegerField(
+                        default=60, help_text="Seconds for the whole answer, 1-120."
+                    ),
+                ),
+                ("agent_names", models.JSONField(blank=True, default=list)),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "users",
+                    models.ManyToManyField(
+                        blank=True, related_name="answer_models", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'answer model',
-                'ordering': ['name'],
+                "verbose_name": "answer model",
+                "ordering": ["name"],
             },
         ),
     ]

@@ -1,0 +1,438 @@
+"""Whole turns against a real local chat-completions server: Ask, streaming, follow-ups, faults."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.test import Client
+
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.models import AnswerModel
+from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from knowledgeweb.retrieval import retrieval_search
+from knowledgeweb.threads.models import Message, Thread
+from tests.standins.chat_server import ChatStandin, Reply, citing_model, serve, sources_in
+
+KEY_ENV = "KNOWLEDGEWEB_KEY_TESTMODEL"
+KEY = "sk-live-DO-NOT-LEAK-4c3b2a19"
+
+
+@pytest.fixture
+def corpus(user: User) -> User:
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
+    collection = collection_get_or_create(name="birds")
+    for number in range(3):
+        document_ingest(
+            collection=collection,
+            source_key=f"k{number}",
+            content_hash=f"k{number}",
+            title=f"Kingfisher note {number}",
+            source_url="",
+            chunks=[
+                ChunkDraft(
+                    f"Kingfishers dive for fish from a perch, note {number}. They nest in river banks."
+                )
+            ],
+        )
+        document_ingest(
+            collection=collection,
+            source_key=f"h{number}",
+            content_hash=f"h{number}",
+            title=f"Heron note {number}",
+            source_url="",
+            chunks=[
+                ChunkDraft(f"Herons wade in shallow water to hunt, note {number}. They stand very still.")
+            ],
+        )
+    return user
+
+
+def _model(server: ChatStandin, user: User, **fields: Any) -> AnswerModel:
+    model = AnswerModel(name="m", base_url=server.base_url, model="standin-1", **{"timeout": 5, **fields})
+    model.full_clean()
+    model.save()
+    model.users.add(user)
+    return model
+
+
+@pytest.fixture
+def web(corpus: User) -> Client:
+    client = Client()
+    client.force_login(corpus)
+    return client
+
+
+def _events(response: Any) -> list[tuple[str, Any]]:
+    raw = b"".join(response.streaming_content).decode()
+    return _parse(raw)
+
+
+def _parse(raw: str) -> list[tuple[str, Any]]:
+    found = []
+    for block in raw.split("\n\n"):
+        if not block.strip():
+            continue
+        name = block.split("\n")[0].removeprefix("event: ")
+        data = json.loads(block.split("\n", 1)[1].removeprefix("data: "))
+        found.append((name, data))
+    return found
+
+
+def _composer(message: Message) -> dict[str, Any]:
+    assert isinstance(message.artifact, dict)
+    meta: dict[str, Any] = message.artifact["composer"]
+    return meta
+
+
+def _ai(thread: Thread) -> list[Message]:
+    return list(thread.messages.filter(type="ai").order_by("seq"))
+
+
+# --- Ask ------------------------------------------------------------------------------------
+
+
+def test_a_model_that_cites_correctly_streams_and_every_citation_resolves(web: Client, corpus: User) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        response = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        assert response.status_code == 200
+        assert response["Content-Type"].startswith("text/event-stream")
+        events = _events(response)
+
+    names = [name for name, _ in events]
+    assert names[-1] == "done"
+    assert "delta" in names
+    assert "sentence" in names
+    done = events[-1][1]
+    assert done["status"] == "answered"
+    assert done["citations"]["total"] == done["citations"]["resolved"] == 3
+    assert done["citations"]["by_reason"] == {}
+    cites = [p for name, d in events if name == "sentence" for p in d["parts"] if "cite" in p]
+    assert [c["cite"] for c in cites] == ["resolved"] * 3
+    thread = Thread.objects.get()
+    assert done["thread_url"] == f"/threads/{thread.id}/"
+    assert [m.type for m in thread.messages.order_by("seq")] == ["human", "tool", "ai"]
+    (answer,) = _ai(thread)
+    # Stored exactly as written: the deltas, joined, are the message.
+    assert answer.content == "".join(d["text"] for name, d in events if name == "delta")
+    assert _composer(answer)["outcome"] == "answered"
+    assert _composer(answer)["context"]["sources_sent"] == 3
+    # The model was sent the question and the evidence with handles.
+    (body,) = server.requests
+    assert body["messages"][-1] == {"role": "user", "content": "kingfishers"}
+    assert len(sources_in(body)) == 3
+
+
+def test_without_javascript_the_form_posts_and_redirects_to_the_finished_thread(
+    web: Client, corpus: User
+) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        response = web.post("/ask/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+
+    thread = Thread.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/threads/{thread.id}/"
+    page = web.get(response["Location"]).content.decode()
+    assert 'data-citation="resolved"' in page
+    assert 'data-form="follow-up"' in page
+
+
+def test_a_model_that_invents_handles_is_stored_as_written_and_reported_unresolved(
+    web: Client, corpus: User
+) -> None:
+    invented = "knowledge-source-" + "ab" * 16
+    text = f"Kingfishers hover [citation:1](#{invented}). They also sing [citation:2](#knowledge-source-zz)."
+    with serve(lambda body: Reply(text=text)) as server:
+        _model(server, corpus)
+        events = _events(
+            web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        )
+
+    done = events[-1][1]
+    assert done["citations"] == {
+        "total": 2,
+        "resolved": 0,
+        "unresolved": 1,
+        "malformed": 1,
+        "by_reason": {"malformed": 1, "no_such_evidence": 1},
+    }
+    (answer,) = _ai(Thread.objects.get())
+    assert answer.content == text  # nothing silently rewritten
+    page = web.get(done["thread_url"]).content.decode()
+    assert f'href="#{invented}"' not in page
+
+
+def test_a_stalled_stream_records_a_timeout_and_no_partial_answer(web: Client, corpus: User) -> None:
+    with serve(lambda body: Reply(text="Kingfishers dive for fish. " * 5, stall_after=4)) as server:
+        _model(server, corpus, timeout=1)
+        events = _events(
+            web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        )
+
+    done = events[-1][1]
+    assert (done["status"], done["code"]) == ("failed", "model_timeout")
+    assert done["detail"] == "Answer model 'm' sent no complete answer within 1 seconds."
+    thread = Thread.objects.get()
+    (message,) = _ai(thread)
+    assert message.status == "error"
+    assert message.content == done["detail"]
+    assert "Kingfishers dive" not in message.content
+    assert _composer(message)["partial_chars"] > 0
+    # The question and the search are kept: the follow-up can be asked again.
+    assert [m.type for m in thread.messages.order_by("seq")] == ["human", "tool", "ai"]
+
+
+def test_a_client_that_disconnects_mid_stream_leaves_nothing(web: Client, corpus: User) -> None:
+    with serve(lambda body: Reply(text="Kingfishers dive for fish. " * 40, piece_delay=0.01)) as server:
+        _model(server, corpus)
+        response = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        stream: Iterator[bytes] = iter(response.streaming_content)  # type: ignore[attr-defined]
+        first = [next(stream) for _ in range(3)]
+        response.close()  # what the WSGI server does when the client has gone
+
+    assert all(b"event: delta" in chunk for chunk in first)
+    assert Thread.objects.count() == 0
+    assert Message.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        (Reply(text="   "), "model_empty_answer"),
+        (Reply(status=429, error_message="slow down"), "model_rate_limited"),
+        (Reply(status=404, error_message="model 'standin-1' not found"), "model_not_found"),
+        (Reply(status=502, error_message="upstream"), "model_server_error"),
+        (Reply(text="Half an answer. More", truncate_after=3), "model_stream_truncated"),
+        (Reply(text="Half an answer. More", malformed_after=2), "model_bad_response"),
+    ],
+)
+def test_faults_are_recorded_outcomes(web: Client, corpus: User, reply: Reply, code: str) -> None:
+    with serve(lambda body: reply) as server:
+        _model(server, corpus)
+        response = web.post("/ask/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+
+    thread = Thread.objects.get()
+    assert response["Location"] == f"/threads/{thread.id}/"
+    (message,) = _ai(thread)
+    assert (message.status, _composer(message)["outcome"]) == ("error", code)
+    assert "Half an answer" not in message.content
+
+
+def test_context_over_budget_sends_nothing_and_says_why(web: Client, corpus: User) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus, context_budget=500)
+        collection = collection_get_or_create(name="birds")
+        document_ingest(
+            collection=collection,
+            source_key="long",
+            content_hash="long",
+            title="Long",
+            source_url="",
+            chunks=[ChunkDraft("Grebes dive and swim and dive again. " * 30)],
+        )
+        events = _events(
+            web.post("/ask/stream/", {"question": "grebes", "binding": "local", "composer": "m"})
+        )
+
+    done = events[-1][1]
+    assert (done["status"], done["code"]) == ("failed", "context_over_budget")
+    assert "context budget of 500 characters" in done["detail"]
+    assert server.requests == []
+
+
+# --- follow-ups -----------------------------------------------------------------------------
+
+
+def test_a_follow_up_cites_earlier_evidence_and_a_citation_to_later_evidence_stays_unresolved(
+    corpus: User, api_client: Client
+) -> None:
+    heron = retrieval_search(user=corpus, tool="knowledge_search", query="herons", binding_name="local")
+    heron_handle = "knowledge-source-" + heron.artifact["knowledge_sources"][0]["id"]  # type: ignore[index]
+    turns: list[dict[str, Any]] = []
+
+    def model(body: dict[str, Any]) -> Reply:
+        turns.append(body)
+        handles = [handle for _, handle in sources_in(body)]
+        if len(turns) == 1:  # cites a heron source it was never given (it appears only in turn 2)
+            return Reply(
+                text=f"Kingfishers dive [citation:1](#{handles[0]}). Herons wade [citation:9](#{heron_handle})."
+            )
+        kingfisher = next(h for h in handles if h != heron_handle and h in turns[0]["messages"][0]["content"])
+        return Reply(
+            text=f"Herons wade [citation:1](#{heron_handle}). Unlike kingfishers [citation:2](#{kingfisher})."
+        )
+
+    with serve(model) as server:
+        _model(server, corpus)
+        created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+        first = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "kingfishers", "binding": "local", "answer_model": "m"},
+            content_type="application/json",
+        )
+        second = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "and herons?", "binding": "local", "answer_model": "m"},
+            content_type="application/json",
+        )
+
+    assert first.status_code == second.status_code == 200
+    assert first.json()["citations"]["by_reason"] == {"no_such_evidence": 1}
+    assert second.json()["citations"] == {
+        "total": 2,
+        "resolved": 2,
+        "unresolved": 0,
+        "malformed": 0,
+        "by_reason": {},
+    }
+    # The second request carried the conversation so far and both turns' evidence.
+    roles = [m["role"] for m in turns[1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert turns[1]["messages"][2]["content"].startswith("Kingfishers dive")
+    thread = Thread.objects.get(pk=created["id"])
+    assert [m.type for m in thread.messages.order_by("seq")] == ["human", "tool", "ai", "human", "tool", "ai"]
+    report = api_client.get(f"/api/threads/{thread.id}/citations").json()
+    first_answer, second_answer = report["messages"]
+    assert [(c["state"], c["href"]) for c in first_answer["citations"]] == [
+        ("resolved", first_answer["citations"][0]["href"]),
+        ("unresolved", f"#{heron_handle}"),
+    ]
+    # Turn 1's citation of the heron source stays unresolved although turn 2 retrieved it.
+    assert "appears only in a later tool message" in first_answer["citations"][1]["reason"]
+    assert [c["state"] for c in second_answer["citations"]] == ["resolved", "resolved"]
+
+
+def test_a_follow_up_in_another_users_thread_is_not_found_and_writes_nothing(
+    corpus: User, other_user: User, api_client: Client
+) -> None:
+    from knowledgeweb.threads.services import thread_create
+
+    theirs = thread_create(owner=other_user, title="Theirs")
+    response = api_client.post(
+        f"/api/threads/{theirs.id}/ask",
+        {"question": "kingfishers", "binding": "local"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 404
+    assert Message.objects.count() == 0
+
+
+def test_the_extractive_default_needs_no_model_in_a_follow_up(
+    corpus: User, web: Client, api_client: Client
+) -> None:
+    created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+
+    response = web.post(f"/threads/{created['id']}/ask/", {"question": "herons", "binding": "local"})
+
+    assert response.status_code == 302
+    (answer,) = _ai(Thread.objects.get(pk=created["id"]))
+    assert _composer(answer)["name"] == "extractive"
+    assert "Herons wade" in answer.content
+
+
+# --- who may use a model; keys --------------------------------------------------------------
+
+
+def test_a_model_with_no_users_serves_nobody_and_nothing_is_written(corpus: User, api_client: Client) -> None:
+    with serve(citing_model) as server:
+        model = _model(server, corpus)
+        model.users.clear()
+        created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+        response = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "kingfishers", "binding": "local", "answer_model": "m"},
+            content_type="application/json",
+        )
+
+    assert response.status_code == 403
+    assert response.json() == {
+        "detail": "No answer model named 'm' is available to you.",
+        "code": "ask_binding",
+    }
+    assert Message.objects.count() == 0
+    assert server.requests == []
+
+
+def test_a_model_limited_to_named_agents_serves_only_them(corpus: User, api_client: Client) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus, agent_names=["researcher"])
+        created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+        refused = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "kingfishers", "binding": "local", "answer_model": "m"},
+            content_type="application/json",
+        )
+        allowed = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "kingfishers", "binding": "local", "answer_model": "m", "agent_name": "researcher"},
+            content_type="application/json",
+        )
+
+    assert refused.status_code == 403
+    assert allowed.status_code == 200
+    assert allowed.json()["status"] == "answered"
+
+
+@pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "KNOWLEDGEWEB_KEY_", "sk-abc def"])
+def test_a_key_variable_outside_the_prefix_is_refused(name: str, db: None) -> None:
+    model = AnswerModel(name="m", base_url="http://127.0.0.1:1/v1", model="x", api_key_env=name)
+
+    with pytest.raises(ValidationError) as caught:
+        model.full_clean()
+
+    assert "api_key_env" in caught.value.message_dict
+    assert AnswerModel.objects.count() == 0
+
+
+def test_a_model_edited_in_the_database_to_read_secret_key_is_refused_at_use(
+    corpus: User, web: Client
+) -> None:
+    with serve(citing_model) as server:
+        model = _model(server, corpus)
+        AnswerModel.objects.filter(pk=model.pk).update(api_key_env="SECRET_KEY")
+        response = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+
+    assert response.status_code == 403
+    assert "KNOWLEDGEWEB_KEY_" in response.json()["error"]
+    assert server.requests == []
+    assert Thread.objects.count() == 0
+
+
+def test_the_key_never_appears_in_messages_pages_or_logs(
+    corpus: User, web: Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with serve(lambda body: Reply(status=401, error_message=f"key {KEY} is revoked"), api_key=None) as server:
+        _model(server, corpus, api_key_env=KEY_ENV)
+        events = _events(
+            web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        )
+
+    assert server.authorizations == [f"Bearer {KEY}"]
+    done = events[-1][1]
+    assert done["code"] == "model_auth"
+    page = web.get(done["thread_url"]).content.decode()
+    stored = json.dumps([(m.content, m.artifact) for m in Message.objects.all()])
+    for place in (json.dumps(events), page, stored, caplog.text):
+        assert KEY not in place
+    assert "[redacted]" in done["detail"]
+
+
+def test_an_unset_key_variable_is_refused_before_any_request(corpus: User, web: Client) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus, api_key_env="KNOWLEDGEWEB_KEY_UNSET_FOR_TEST")
+        response = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+
+    assert response.status_code == 403
+    assert "KNOWLEDGEWEB_KEY_UNSET_FOR_TEST" in response.json()["error"]
+    assert server.requests == []
+    assert Thread.objects.count() == 0
