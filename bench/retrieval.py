@@ -33,7 +33,7 @@ if __package__ in {None, ""}:
 from bench.harness import interleaved_medians, setup_django, show_ratio, show_time
 
 REPEAT = 15
-KEY_ENV = "KNOWLEDGEWEB_BENCH_LIGHTRAG_KEY"
+KEY_ENV = "KNOWLEDGEWEB_KEY_BENCH_LIGHTRAG"
 KEY = "bench-lightrag-key-not-secret"
 
 

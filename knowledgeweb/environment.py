@@ -37,6 +37,20 @@ def env_bool(name: str, default: bool = False, *, environ: Mapping[str, str] | N
     raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no, on/off), not {raw!r}.")
 
 
+def env_int(name: str, default: int, *, minimum: int = 1, environ: Mapping[str, str] | None = None) -> int:
+    """Read a whole number of at least ``minimum`` (``_`` separators allowed: ``536_870_912``)."""
+    raw = env_str(name, environ=environ)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}.")
+    return value
+
+
 def env_list(name: str, default: list[str], *, environ: Mapping[str, str] | None = None) -> list[str]:
     """Read a comma-separated list; blank items are an error, not silently dropped."""
     raw = env_str(name, environ=environ)

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
-from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_list, env_str
+from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -109,6 +109,13 @@ X_FRAME_OPTIONS = "DENY"
 
 # Largest request body the API accepts; larger bodies answer 413 before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# Quotas on what one thread and one user may store (knowledgeweb.threads.quotas; README
+# "Configuration"). Bytes are UTF-8 bytes of message content plus artifact JSON.
+QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000)
+QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024)
+QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000)
+QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,

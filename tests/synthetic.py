@@ -295,8 +295,8 @@ def serving(
     monkeypatch: pytest.MonkeyPatch, *, ragflow: Handler | None = None, lightrag: Handler | None = None
 ) -> Iterator[Upstream]:
     """Both synthetic servers behind the client factory, with both keys in the environment."""
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", RAGFLOW_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", LIGHTRAG_KEY)
     upstream = Upstream(
         by_host(
             {

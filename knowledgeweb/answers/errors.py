@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-AnswerErrorKind = Literal["question", "binding", "provider"]
+AnswerErrorKind = Literal["question", "binding", "provider", "quota"]
 
 
 class AnswerError(Exception):

@@ -22,7 +22,9 @@ from knowledgeweb.retrieval import (
     retrieval_search,
 )
 from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
+from knowledgeweb.threads.errors import QuotaExceededError
 from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.services import message_append, thread_create
 
 TOOL = "knowledge_search"
@@ -43,13 +45,18 @@ def question_answer(
     """A new thread holding the question, the retrieval's tool message and the composed answer.
 
     Raises ``AnswerError`` (and writes nothing) for an empty or over-long question,
-    a binding the user may not use, or a provider failure.
+    a binding the user may not use, a provider failure, or a quota the thread would pass.
     """
     question = question.strip()
     if not question:
         raise AnswerError("Enter a question.", kind="question")
     if len(question) > MAX_QUESTION_CHARS:
         raise AnswerError(f"The question is longer than {MAX_QUESTION_CHARS} characters.", kind="question")
+    try:
+        # A user at a quota is refused before the provider is asked anything.
+        quota_precheck(owner_id=user.pk, new_thread=True)
+    except QuotaExceededError as exc:
+        raise AnswerError(str(exc), kind="quota") from exc
     try:
         outcome = retrieval_search(
             user=user,
@@ -66,11 +73,14 @@ def question_answer(
     answer = composer.compose(
         question=question, tool_name=TOOL, content=outcome.content, artifact=outcome.artifact
     )
-    with transaction.atomic():
-        thread = thread_create(owner=user, title=title or _title(question), agent_name=agent_name)
-        message_append(thread=thread, type="human", content=question)
-        retrieval_record(thread=thread, outcome=outcome)
-        message_append(thread=thread, type="ai", content=answer)
+    try:
+        with transaction.atomic():
+            thread = thread_create(owner=user, title=title or _title(question), agent_name=agent_name)
+            message_append(thread=thread, type="human", content=question)
+            retrieval_record(thread=thread, outcome=outcome)
+            message_append(thread=thread, type="ai", content=answer)
+    except QuotaExceededError as exc:
+        raise AnswerError(str(exc), kind="quota") from exc
     return thread
 
 

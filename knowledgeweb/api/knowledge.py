@@ -64,7 +64,7 @@ class ScopeSelectionIn(Input):
 
 class SearchIn(Input):
     tool: str = Field(description="knowledge_search or entity_relations_search (LightRAG only).")
-    query: str
+    query: str = Field(min_length=1, description="What to search for; blank queries are refused.")
     agent_name: str = Field(default="", max_length=100)
     binding: str | None = Field(
         default=None,

@@ -11,7 +11,7 @@ Status codes:
 - 403 a session request without its CSRF token, or a retrieval the caller may not run;
 - 404 no such thread for you (another user's thread too);
 - 409 a change to a written message;
-- 413 a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB);
+- 413 a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB), or a write past a quota;
 - 422 a well-formed request with invalid content, including a malformed thread id;
 - 424 a provider failure when no thread was given to record it.
 
@@ -36,6 +36,7 @@ from knowledgeweb.threads.errors import (
     ExportFormatError,
     MessageImmutableError,
     MessageInvalidError,
+    QuotaExceededError,
     ThreadInvalidError,
     ThreadNotFound,
     ThreadsError,
@@ -51,7 +52,8 @@ api = NinjaAPI(
         '`{"detail": "..."}`: 400 unparseable JSON, 401 missing or invalid credentials, '
         "403 a retrieval you may not run (nothing is sent upstream), "
         "404 no such thread of yours (another user's thread too), 413 a body over "
-        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB, 422 invalid content "
+        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB or a write past a thread or user "
+        "quota (nothing written), 422 invalid content "
         "(including a malformed thread id), 424 a provider failure with no thread to record it in. "
         "Retrieval errors also carry a stable `code`."
     ),
@@ -76,6 +78,8 @@ def threads_error(request: HttpRequest, exc: ThreadsError) -> HttpResponse:
         status = 404
     elif isinstance(exc, MessageImmutableError):
         status = 409
+    elif isinstance(exc, QuotaExceededError):
+        return _error(request, 413, exc.message, code="quota_exceeded", quota=exc.quota)
     elif isinstance(exc, MessageInvalidError | ThreadInvalidError | ExportFormatError):
         status = 422
     return _error(request, status, exc.message)

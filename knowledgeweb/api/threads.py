@@ -12,10 +12,11 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import AfterValidator, BaseModel, field_validator
+from pydantic import AfterValidator, BaseModel, WithJsonSchema, field_validator
 from typing_extensions import TypeAliasType
 
 from knowledgeweb.api.auth import request_user
+from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
@@ -135,7 +136,8 @@ class ThreadDetailOut(ThreadOut):
 class ImportIn(Input):
     title: Text = Field(min_length=1, max_length=200)
     agent_name: Text = Field(default="", max_length=100)
-    messages: list[Any] = Field(
+    # Described for OpenAPI, read by thread_import (see knowledgeweb.api.import_schema).
+    messages: list[Annotated[Any, WithJsonSchema(IMPORT_MESSAGE_SCHEMA)]] = Field(
         description=(
             "LangChain / LangGraph messages: plain dicts, the {type, data} wrapper, "
             "or the lc constructor form; content as a string or a list of text parts."

@@ -19,7 +19,7 @@ class BindingTool(models.TextChoices):
 class BindingScope(models.TextChoices):
     ALL = "all", "All (everything the credential can see)"
     DISABLED = "disabled", "Disabled (no searches)"
-    SELECTED = "selected", "Selected datasets and documents (RAGFlow only)"
+    SELECTED = "selected", "Selected: RAGFlow datasets and documents, or local collections"
 
 
 #: Providers reached over HTTP with a credential from the environment.

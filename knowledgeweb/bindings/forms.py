@@ -6,9 +6,10 @@ from typing import Any
 
 from django import forms
 
-from knowledgeweb.bindings.choices import BindingTool
+from knowledgeweb.bindings.choices import BindingProvider, BindingScope, BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE
+from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, local_collection_ids
+from knowledgeweb.library.models import Collection
 
 
 class LinesField(forms.CharField):
@@ -75,6 +76,43 @@ class KnowledgeBindingForm(forms.ModelForm):
         help_text="Only with the scope 'selected' (RAGFlow): one line per whole dataset (DATASET_ID) "
         "or per document (DATASET_ID/DOCUMENT_ID); at most 1000 documents.",
     )
+    collections = forms.ModelMultipleChoiceField(
+        queryset=Collection.objects.order_by("name"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Only with the scope 'selected' (local index): the collections this binding searches, "
+        "and whose documents its users may open. Stored by id, so renaming a collection keeps it selected.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        instance = self.instance
+        if (
+            instance.pk
+            and instance.provider == BindingProvider.LOCAL
+            and instance.scope == BindingScope.SELECTED
+        ):
+            self.initial["collections"] = sorted(local_collection_ids(instance.selection) or ())
+            # The collections field shows a local selection; the lines field is RAGFlow's.
+            self.initial["selection"] = []
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        provider, scope = cleaned.get("provider"), cleaned.get("scope")
+        collections = list(cleaned.get("collections") or [])
+        if provider == BindingProvider.LOCAL:
+            if cleaned.get("selection"):
+                self.add_error(
+                    "selection", "For the local index, tick collections below; these lines are for RAGFlow."
+                )
+            elif scope == BindingScope.SELECTED:
+                # _post_clean() then builds the instance from this, and the model's rules check it.
+                cleaned["selection"] = [{"dataset_id": str(c.pk), "document_ids": []} for c in collections]
+            elif collections:
+                self.add_error("collections", "Collections are used only with the scope 'selected'.")
+        elif collections:
+            self.add_error("collections", "Collections are for local bindings; RAGFlow uses the lines above.")
+        return cleaned
 
     class Meta:
         model = KnowledgeBinding
@@ -91,6 +129,7 @@ class KnowledgeBindingForm(forms.ModelForm):
             "timeout",
             "scope",
             "selection",
+            "collections",
         ]
         widgets = {
             "top_k": forms.NumberInput(attrs={"min": TOP_K_RANGE[0], "max": TOP_K_RANGE[1]}),

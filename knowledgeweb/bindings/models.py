@@ -31,8 +31,9 @@ class KnowledgeBinding(models.Model):
         "API key env",
         max_length=128,
         blank=True,
-        help_text="The NAME of the environment variable that holds the API key, e.g. RAGFLOW_API_KEY. "
-        "The key itself is read at use and never stored.",
+        help_text="The NAME of the environment variable that holds the API key; it must start with "
+        "KNOWLEDGEWEB_KEY_, e.g. KNOWLEDGEWEB_KEY_RAGFLOW. The key itself is read at use and never stored. "
+        "Leave empty for the local index.",
     )
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="knowledge_bindings")
     agent_names = models.JSONField(default=list, blank=True)

@@ -13,13 +13,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from knowledgeweb.bindings.choices import REMOTE_PROVIDERS, BindingProvider, BindingScope, BindingTool
-from knowledgeweb.providers.credentials import ENV_NAME_PATTERN
+from knowledgeweb.providers.credentials import key_env_problem
 from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 MAX_AGENT_NAME = 100
 TOP_K_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 120)
+#: A local collection's primary key, as stored in a local binding's selection.
+LOCAL_COLLECTION_ID = re.compile(r"^[1-9][0-9]{0,18}$")
 
 Problems = dict[str, list[str]]
 
@@ -92,12 +94,10 @@ def _check_connection(add: Any, *, remote: bool, label: str, base_url: str, api_
                 add("base_url", url_problem)
         if not api_key_env:
             add("api_key_env", f"{label} needs the name of the environment variable that holds its API key.")
-        elif not ENV_NAME_PATTERN.match(api_key_env):
-            add(
-                "api_key_env",
-                "Enter the NAME of an environment variable (letters, digits and '_', e.g. RAGFLOW_API_KEY), "
-                "not the key itself.",
-            )
+        else:
+            key_problem = key_env_problem(api_key_env)
+            if key_problem:
+                add("api_key_env", key_problem)
     else:
         if base_url:
             add("base_url", "The local index is built in; leave the base URL empty.")
@@ -175,11 +175,48 @@ def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: 
                 "A selection is used only with the scope 'selected'; clear it or change the scope.",
             )
         return
+    if provider == BindingProvider.LOCAL:
+        for problem in local_selection_problems(items):
+            add("selection", problem)
+        return
     if provider != BindingProvider.RAGFLOW:
         add(
             "scope",
-            f"{label} accepts only the scopes 'all' and 'disabled'; dataset and document selection is RAGFlow only.",
+            f"{label} accepts only the scopes 'all' and 'disabled'; selection is for RAGFlow datasets and "
+            "documents and for local collections.",
         )
         return
     for problem in selection_problems(items):
         add("selection", problem)
+
+
+def local_selection_problems(items: tuple[DatasetSelection, ...]) -> list[str]:
+    """A local binding selects whole collections by id: ``[{"dataset_id": "<collection id>"}, ...]``.
+
+    Ids, not names: renaming a collection keeps its readers, and a collection deleted
+    and created again under the same name is not opened to the old binding's users.
+    """
+    if not items:
+        return ["Select at least one collection."]
+    problems: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        if not LOCAL_COLLECTION_ID.match(item.dataset_id):
+            problems.append(f"{item.dataset_id[:40]!r} is not a collection id.")
+        elif item.dataset_id in seen:
+            problems.append(f"Collection {item.dataset_id} is selected more than once.")
+        if item.document_ids:
+            problems.append("The local index selects whole collections, not single documents.")
+        seen.add(item.dataset_id)
+    return problems
+
+
+def local_collection_ids(selection: Any) -> frozenset[int] | None:
+    """The collection ids a local binding's stored selection names (``None``: unreadable)."""
+    try:
+        items = selection_from_json(selection)
+    except ValueError:
+        return None
+    if local_selection_problems(items):
+        return None
+    return frozenset(int(item.dataset_id) for item in items)

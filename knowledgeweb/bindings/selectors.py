@@ -8,6 +8,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.providers.credentials import key_env_problem
 
 
 def binding_list_for_user(*, user: User | AnonymousUser) -> QuerySet[KnowledgeBinding]:
@@ -22,5 +23,16 @@ def binding_get_by_name(*, name: str) -> KnowledgeBinding | None:
 
 
 def binding_credential_is_set(*, binding: KnowledgeBinding) -> bool:
-    """Whether the binding's environment variable holds a value (the value is never returned)."""
-    return bool(binding.api_key_env and (os.environ.get(binding.api_key_env) or "").strip())
+    """Whether the binding's environment variable holds a value (the value is never returned).
+
+    A variable without the key prefix is never read, not even to say whether it is set.
+    """
+    if not binding.api_key_env or key_env_problem(binding.api_key_env) is not None:
+        return False
+    return bool((os.environ.get(binding.api_key_env) or "").strip())
+
+
+def binding_list_key_env_refused() -> list[KnowledgeBinding]:
+    """Bindings whose key variable the rules refuse (saved before the prefix was required)."""
+    named = KnowledgeBinding.objects.exclude(api_key_env="").order_by("name")
+    return [binding for binding in named if key_env_problem(binding.api_key_env) is not None]

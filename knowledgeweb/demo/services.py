@@ -22,9 +22,11 @@ from django.db import transaction
 
 from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.services import question_answer
+from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.environment import env_str
+from knowledgeweb.library.selectors import collection_by_name
 from knowledgeweb.library.services import IngestReport, paths_ingest
 from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
 from knowledgeweb.threads.models import Thread
@@ -112,10 +114,24 @@ def demo_user_ensure(*, password: str) -> User:
 
 
 def demo_binding_ensure(*, user: User) -> KnowledgeBinding:
-    """The local binding over the whole index, bound to ``user``."""
+    """The local binding over the demo collection only, bound to ``user``.
+
+    It selects the sample corpus rather than serving every collection, so documents an
+    admin ingests later reach the demo user only when the admin says so. An existing
+    binding is kept as the admin left it.
+    """
     binding = KnowledgeBinding.objects.filter(name=BINDING).first()
     if binding is None:
-        return binding_create(name=BINDING, provider="local", tools=["knowledge_search"], users=[user])
+        collection = collection_by_name(name=COLLECTION)
+        selection = [] if collection is None else [{"dataset_id": str(collection.pk), "document_ids": []}]
+        return binding_create(
+            name=BINDING,
+            provider="local",
+            tools=["knowledge_search"],
+            users=[user],
+            scope=BindingScope.SELECTED if selection else BindingScope.ALL,
+            selection=selection,
+        )
     binding.users.add(user)
     return binding
 

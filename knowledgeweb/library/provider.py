@@ -7,14 +7,14 @@ came from a real PDF page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.db import DatabaseError
 
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from knowledgeweb.library.extraction import MAX_PDF_PAGE, public_url
 from knowledgeweb.library.search import ChunkHit, SearchUnavailableError
-from knowledgeweb.library.selectors import chunk_search
+from knowledgeweb.library.selectors import chunk_search, collection_names_for_ids
 from knowledgeweb.providers.errors import ProviderUnavailableError, UnsupportedToolError
 
 PROVIDER = "local"
@@ -25,10 +25,19 @@ MAX_TOP_K = 100
 class LocalProvider:
     """Searches the app's own database; needs no URL and no credential."""
 
-    def __init__(self, *, top_k: int = 20, collection_names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        top_k: int = 20,
+        collection_names: Sequence[str] | None = None,
+        collection_ids: Iterable[int] | None = None,
+    ) -> None:
         self.top_k = top_k
-        # None searches every collection.
+        # None searches every collection; both given means collections named AND selected.
         self.collection_names = None if collection_names is None else tuple(collection_names)
+        # A binding's selection, by id (docs/decisions.md, "Access"): resolved at each search,
+        # so a renamed collection stays selected and a deleted one is simply not searched.
+        self.collection_ids = None if collection_ids is None else frozenset(collection_ids)
 
     def capabilities(self) -> Sequence[KnowledgeCapabilities]:
         return (KnowledgeCapabilities(provider=PROVIDER, tool=TOOL, operations=("search", "sources")),)
@@ -38,7 +47,11 @@ class LocalProvider:
             raise UnsupportedToolError(f"The local index offers only the {TOOL} tool, not {tool!r}.")
         limit = max(1, min(top_k if top_k is not None else self.top_k, MAX_TOP_K))
         try:
-            rows = chunk_search(query=query, limit=limit, collection_names=self.collection_names)
+            names: Sequence[str] | None = self.collection_names
+            if self.collection_ids is not None:
+                selected = collection_names_for_ids(ids=self.collection_ids)
+                names = selected if names is None else [n for n in names if n in set(selected)]
+            rows = chunk_search(query=query, limit=limit, collection_names=names)
         except (DatabaseError, SearchUnavailableError) as exc:
             raise ProviderUnavailableError(f"The local index could not be searched: {exc}") from exc
         return RetrievalResult(provider=PROVIDER, query=query, tool=TOOL, hits=tuple(map(_hit, rows)))

@@ -11,6 +11,29 @@ from knowledgeweb.providers.errors import MissingCredentialError
 #: What an environment variable name looks like (POSIX portable names).
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
+#: Every key variable a binding names starts with this, so that no binding can name
+#: the app's own secrets (``SECRET_KEY``, ``DATABASE_URL``...) and send them upstream.
+KEY_ENV_PREFIX = "KNOWLEDGEWEB_KEY_"
+
+
+def key_env_problem(env_name: str) -> str | None:
+    """Why ``env_name`` may not hold a binding's key; ``None`` when it may.
+
+    The message never repeats the name: an admin may have pasted the key itself.
+    """
+    if not ENV_NAME_PATTERN.match(env_name or ""):
+        return (
+            f"Enter the NAME of an environment variable (letters, digits and '_', e.g. {KEY_ENV_PREFIX}RAGFLOW), "
+            "not the key itself."
+        )
+    if not env_name.startswith(KEY_ENV_PREFIX) or env_name == KEY_ENV_PREFIX:
+        return (
+            f"The key variable's name must start with {KEY_ENV_PREFIX} (e.g. {KEY_ENV_PREFIX}RAGFLOW): "
+            "a binding may read only variables set aside for provider keys, never the app's own settings "
+            "such as SECRET_KEY, DATABASE_URL or CACHE_URL."
+        )
+    return None
+
 
 def credential_from_environment(env_name: str, *, environ: Mapping[str, str] | None = None) -> str:
     """Return the credential stored in ``env_name``; raise ``MissingCredentialError`` when unset or blank.
@@ -20,6 +43,12 @@ def credential_from_environment(env_name: str, *, environ: Mapping[str, str] | N
     if not ENV_NAME_PATTERN.match(env_name or ""):
         raise MissingCredentialError(
             "The binding does not name a valid environment variable for its API key; no request was sent."
+        )
+    if key_env_problem(env_name) is not None:
+        # Checked again at use: a binding edited in the database must not read SECRET_KEY either.
+        raise MissingCredentialError(
+            f"The binding's key variable does not start with {KEY_ENV_PREFIX}, so it was not read; "
+            "no request was sent."
         )
     source = os.environ if environ is None else environ
     value = (source.get(env_name) or "").strip()

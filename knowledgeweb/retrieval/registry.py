@@ -44,7 +44,9 @@ def _lightrag(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalP
 def _local(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
     from knowledgeweb.library.provider import LocalProvider
 
-    return LocalProvider(top_k=binding.top_k)
+    # A selected scope names collections by id (bindings.rules.local_selection_problems).
+    ids = None if request.selection is None else [int(item.dataset_id) for item in request.selection]
+    return LocalProvider(top_k=binding.top_k, collection_ids=ids)
 
 
 FACTORIES: dict[str, ProviderFactory] = {

@@ -26,6 +26,7 @@ from knowledgeweb.retrieval.errors import RetrievalFailedError, RetrievalInvalid
 from knowledgeweb.retrieval.registry import ProviderRequest, provider_for
 from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
 from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.services import message_append
 
@@ -63,7 +64,8 @@ def retrieval_search(
     ``output_limit`` is the tool-output budget; server-side callers (the demo) may lower it.
 
     Raises ``RetrievalInvalidError`` / ``RetrievalRefusedError`` before any request,
-    ``ThreadNotFound`` for a thread that is not the user's, and
+    ``ThreadNotFound`` for a thread that is not the user's, ``QuotaExceededError`` for a
+    thread or user at a quota (before any request, or at write for the tool message), and
     ``RetrievalFailedError`` for a provider failure when no thread is given.
     """
     query = query.strip()
@@ -72,6 +74,9 @@ def retrieval_search(
     if len(query) > MAX_QUERY_CHARS:
         raise RetrievalInvalidError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
     thread = thread_get_for_owner(owner=user, thread_id=thread_id) if thread_id is not None else None
+    if thread is not None:
+        # A full thread is refused before any request; the append is admitted again at write.
+        quota_precheck(owner_id=user.pk, thread=thread)
     authorized = binding_authorize(user=user, agent_name=agent_name, tool=tool, binding_name=binding_name)
     binding = authorized.binding
     selection = scope_resolve(binding=binding, requested=scope)

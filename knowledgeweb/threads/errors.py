@@ -29,6 +29,17 @@ class MessageInvalidError(ThreadsError):
         super().__init__(f"message {position}: {message}" if position is not None else message)
 
 
+class QuotaExceededError(ThreadsError):
+    """A write that would take a thread or a user past a quota; nothing was written (API: 413).
+
+    ``quota`` names the setting: ``thread_messages``, ``thread_bytes``, ``user_threads`` or ``user_bytes``.
+    """
+
+    def __init__(self, message: str, *, quota: str) -> None:
+        super().__init__(message)
+        self.quota = quota
+
+
 class ThreadInvalidError(ThreadsError):
     """Thread fields the store refuses (a blank or overlong title...)."""
 

@@ -13,7 +13,7 @@ from knowledgeweb.threads.models import Message, Thread
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
-    """The owner's threads, most recently updated first."""
+    """The owner's threads, most recently updated first (``message_count`` is kept by the writers)."""
     if not owner.is_authenticated:
         return Thread.objects.none()
     return Thread.objects.filter(owner=owner)

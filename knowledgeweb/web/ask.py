@@ -30,7 +30,7 @@ NO_BINDINGS = (
 )
 
 
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502}
+_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
 
 
 class AskForm(forms.Form):

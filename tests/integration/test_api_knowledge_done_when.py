@@ -77,11 +77,11 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Upstream]:
 @pytest.fixture
 def bindings(user: User) -> None:
     binding_create(
-        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search", "entity_relations_search"], agent_names=["lead_agent"], users=[user],
     )  # fmt: skip
     binding_create(
-        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="RAGFLOW_API_KEY",
+        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"], agent_names=["lead_agent"], users=[user],
     )  # fmt: skip
 

@@ -51,8 +51,8 @@ class Server:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", RAGFLOW_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", LIGHTRAG_KEY)
     fake = Server()
     with transport_override(fake.upstream.transport):
         yield fake
@@ -61,11 +61,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
 @pytest.fixture
 def bindings(user: User) -> None:
     binding_create(
-        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search", "entity_relations_search"], agent_names=["lead_agent"], users=[user],
     )  # fmt: skip
     binding_create(
-        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="RAGFLOW_API_KEY",
+        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"], users=[user],
     )  # fmt: skip
 
@@ -131,9 +131,13 @@ def test_a_disabled_binding_answers_403(server: Server, bindings: None, api_clie
 def test_an_unset_credential_answers_403_naming_the_variable(
     server: Server, bindings: None, api_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("LIGHTRAG_API_KEY")
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_LIGHTRAG")
     assert_refused(
-        post(api_client, binding="lightrag-main"), 403, "LIGHTRAG_API_KEY", "credential_missing", server
+        post(api_client, binding="lightrag-main"),
+        403,
+        "KNOWLEDGEWEB_KEY_LIGHTRAG",
+        "credential_missing",
+        server,
     )
 
 

@@ -31,7 +31,7 @@ def form(**changes: Any) -> dict[str, Any]:
         "provider": "ragflow",
         "enabled": "on",
         "base_url": "https://ragflow.example.test",
-        "api_key_env": "RAGFLOW_API_KEY",
+        "api_key_env": "KNOWLEDGEWEB_KEY_RAGFLOW",
         "agent_names": "lead_agent\n\n researcher \n",
         "tools": ["knowledge_search"],
         "top_k": "20",
@@ -65,7 +65,7 @@ def test_the_change_page_shows_the_lists_as_lines(admin_client: Client) -> None:
         name="r",
         provider="ragflow",
         base_url="https://ragflow.example.test",
-        api_key_env="RAGFLOW_API_KEY",
+        api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"],
         agent_names=["lead", "helper"],
         scope="selected",
@@ -110,14 +110,15 @@ def test_the_list_says_whether_the_credential_is_set_but_never_shows_it(
         name="r",
         provider="ragflow",
         base_url="https://ragflow.example.test",
-        api_key_env="RAGFLOW_API_KEY",
+        api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"],
     )
-    monkeypatch.delenv("RAGFLOW_API_KEY", raising=False)
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_RAGFLOW", raising=False)
     assert (
-        "RAGFLOW_API_KEY is not set" in admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
+        "KNOWLEDGEWEB_KEY_RAGFLOW is not set"
+        in admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
     )
-    monkeypatch.setenv("RAGFLOW_API_KEY", SECRET)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", SECRET)
     listing = admin_client.get("/admin/bindings/knowledgebinding/").content.decode()
     change = admin_client.get(f"/admin/bindings/knowledgebinding/{KnowledgeBinding.objects.get().pk}/change/")
     assert SECRET not in listing

@@ -19,14 +19,14 @@ RAGFLOW: dict[str, Any] = {
     "name": "ragflow-main",
     "provider": "ragflow",
     "base_url": "https://ragflow.example.test",
-    "api_key_env": "RAGFLOW_API_KEY",
+    "api_key_env": "KNOWLEDGEWEB_KEY_RAGFLOW",
     "tools": ["knowledge_search"],
 }
 LIGHTRAG: dict[str, Any] = {
     "name": "lightrag-main",
     "provider": "lightrag",
     "base_url": "http://lightrag.example.test:9621",
-    "api_key_env": "LIGHTRAG_API_KEY",
+    "api_key_env": "KNOWLEDGEWEB_KEY_LIGHTRAG",
     "tools": ["knowledge_search", "entity_relations_search"],
 }
 LOCAL: dict[str, Any] = {"name": "local", "provider": "local", "tools": ["knowledge_search"]}
@@ -109,7 +109,8 @@ def test_1001_selected_documents_are_refused() -> None:
 def test_a_lightrag_binding_accepts_only_all_or_disabled() -> None:
     errors = refused(**LIGHTRAG, scope="selected", selection=[{"dataset_id": "dsA", "document_ids": []}])
     assert errors["scope"] == [
-        "LightRAG accepts only the scopes 'all' and 'disabled'; dataset and document selection is RAGFlow only."
+        "LightRAG accepts only the scopes 'all' and 'disabled'; selection is for RAGFlow datasets and documents "
+        "and for local collections."
     ]
     binding_create(**LIGHTRAG, scope="disabled")
 
@@ -165,7 +166,7 @@ def test_only_enabled_bindings_naming_the_user_are_listed(user: User, other_user
 
 def test_the_credential_check_reports_presence_only(monkeypatch: pytest.MonkeyPatch) -> None:
     binding = binding_create(**RAGFLOW)
-    monkeypatch.delenv("RAGFLOW_API_KEY", raising=False)
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_RAGFLOW", raising=False)
     assert binding_credential_is_set(binding=binding) is False
-    monkeypatch.setenv("RAGFLOW_API_KEY", "ragflow-synthetic")
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", "ragflow-synthetic")
     assert binding_credential_is_set(binding=binding) is True

@@ -138,3 +138,24 @@ def test_the_demo_keeps_other_users_threads_and_bindings(user: User) -> None:
 
     assert Thread.objects.filter(pk=other.pk).exists()
     assert Thread.objects.filter(owner__username="demo").count() == len(DEMO_THREADS)
+
+
+def test_the_demo_binding_serves_only_the_demo_collection_and_names_the_key_prefix() -> None:
+    from knowledgeweb.library.selectors import collections_for_user
+    from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+
+    output = _demo()
+    assert "KNOWLEDGEWEB_KEY_RAGFLOW" in output
+    private = collection_get_or_create(name="private")
+    document_ingest(
+        collection=private,
+        source_key="p",
+        content_hash="p",
+        title="Private",
+        source_url="",
+        chunks=[ChunkDraft("Private notes.")],
+    )
+    demo = User.objects.get(username="demo")
+    assert collections_for_user(demo) == {Collection.objects.get(name=COLLECTION).pk}
+    binding = KnowledgeBinding.objects.get(name=BINDING)
+    assert (binding.scope, binding.api_key_env) == ("selected", "")

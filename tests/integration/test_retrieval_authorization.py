@@ -41,8 +41,8 @@ def no_secret_in_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 @pytest.fixture
 def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Upstream]:
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", RAGFLOW_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", LIGHTRAG_KEY)
     server = Upstream(
         by_host(
             {
@@ -61,7 +61,7 @@ def lightrag(user: User) -> KnowledgeBinding:
         name="lightrag-main",
         provider="lightrag",
         base_url=LIGHTRAG_URL,
-        api_key_env="LIGHTRAG_API_KEY",
+        api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search", "entity_relations_search"],
         agent_names=["lead_agent"],
         users=[user],
@@ -74,7 +74,7 @@ def ragflow(user: User) -> KnowledgeBinding:
         name="ragflow-main",
         provider="ragflow",
         base_url=RAGFLOW_URL,
-        api_key_env="RAGFLOW_API_KEY",
+        api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"],
         scope="selected",
         selection=[
@@ -200,9 +200,9 @@ def test_an_unknown_tool_is_invalid(upstream: Upstream, lightrag: KnowledgeBindi
 def test_an_unset_credential_is_refused_naming_only_the_variable(
     upstream: Upstream, lightrag: KnowledgeBinding, user: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("LIGHTRAG_API_KEY")
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_LIGHTRAG")
     refused(
-        upstream, RetrievalRefusedError, "environment variable LIGHTRAG_API_KEY that holds this binding's API key is not set; no request was sent",
+        upstream, RetrievalRefusedError, "environment variable KNOWLEDGEWEB_KEY_LIGHTRAG that holds this binding's API key is not set; no request was sent",
         user=user, binding_name="lightrag-main",
     )  # fmt: skip
 
@@ -327,7 +327,7 @@ def test_an_empty_or_huge_query_is_invalid(
         ("unbound", "No binding named 'lightrag-main' is available to you"),
         ("wrong-agent", "not available to agent 'researcher'"),
         ("disabled", "Binding 'lightrag-main' is disabled"),
-        ("unset-env", "LIGHTRAG_API_KEY that holds this binding's API key is not set"),
+        ("unset-env", "KNOWLEDGEWEB_KEY_LIGHTRAG that holds this binding's API key is not set"),
     ],
 )
 def test_a_refusal_with_a_thread_writes_nothing_to_it(
@@ -344,7 +344,7 @@ def test_a_refusal_with_a_thread_writes_nothing_to_it(
     elif refusal == "disabled":
         KnowledgeBinding.objects.filter(pk=lightrag.pk).update(enabled=False)
     elif refusal == "unset-env":
-        monkeypatch.delenv("LIGHTRAG_API_KEY")
+        monkeypatch.delenv("KNOWLEDGEWEB_KEY_LIGHTRAG")
     mine = thread_create(owner=user, title="Mine")
     refused(
         upstream, RetrievalRefusedError, message,

@@ -111,15 +111,15 @@ LIGHTRAG_FAULTS: list[tuple[str, Handler, str]] = [
 
 @pytest.fixture
 def bindings(user: User, monkeypatch: pytest.MonkeyPatch) -> dict[str, KnowledgeBinding]:
-    monkeypatch.setenv("RAGFLOW_API_KEY", RAGFLOW_KEY)
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", RAGFLOW_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", LIGHTRAG_KEY)
     return {
         "ragflow": binding_create(
-            name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="RAGFLOW_API_KEY",
+            name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
             tools=["knowledge_search"], users=[user],
         ),
         "lightrag": binding_create(
-            name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+            name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
             tools=["knowledge_search", "entity_relations_search"], users=[user],
         ),
     }  # fmt: skip

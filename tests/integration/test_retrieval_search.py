@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -94,7 +95,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Upstream]:
 @pytest.fixture
 def lightrag(user: User) -> KnowledgeBinding:
     return binding_create(
-        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search", "entity_relations_search"], users=[user], top_k=7,
     )  # fmt: skip
 
@@ -102,7 +103,7 @@ def lightrag(user: User) -> KnowledgeBinding:
 @pytest.fixture
 def ragflow(user: User) -> KnowledgeBinding:
     return binding_create(
-        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="RAGFLOW_API_KEY",
+        name="ragflow-main", provider="ragflow", base_url=RAGFLOW_URL, api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
         tools=["knowledge_search"], users=[user], timeout=12,
     )  # fmt: skip
 
@@ -266,9 +267,11 @@ class FakeLocalProvider:
     """Stands in for the library's LocalProvider: the registry must import it lazily."""
 
     made: list[int] = []
+    collection_ids: list[Any] = []
 
-    def __init__(self, *, top_k: int = 20) -> None:
+    def __init__(self, *, top_k: int = 20, collection_ids: Any = None) -> None:
         FakeLocalProvider.made.append(top_k)
+        FakeLocalProvider.collection_ids.append(collection_ids)
 
     def capabilities(self) -> Sequence[KnowledgeCapabilities]:
         return (KnowledgeCapabilities(provider="local", tool="knowledge_search"),)
@@ -288,6 +291,7 @@ def test_local_bindings_dispatch_to_the_library_provider_without_url_or_credenti
     binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user], top_k=5)
     outcome = retrieval_search(user=user, tool="knowledge_search", query="guide", thread_id=thread.id)
     assert FakeLocalProvider.made[-1] == 5
+    assert FakeLocalProvider.collection_ids[-1] is None  # scope 'all': every collection
     (evidence,) = message_sources(Message.objects.get()).values()
     assert (evidence.provider, evidence.title, evidence.dataset_name) == ("local", "Local guide", "demo")
     assert outcome.provider == "local"
@@ -313,7 +317,7 @@ def test_capabilities_list_only_what_the_caller_could_run(
     KnowledgeBinding.objects.filter(pk=lightrag.pk).update(
         agent_names=["lead_agent"], tools=["knowledge_search"]
     )
-    monkeypatch.delenv("RAGFLOW_API_KEY")
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_RAGFLOW")
     assert [(c.binding, c.tool) for c in retrieval_capabilities(user=user, agent_name="lead_agent")] == [
         ("lightrag-main", "knowledge_search")
     ]

@@ -173,7 +173,7 @@ FAKE_ID = "f" * 32
 
 @pytest.fixture
 def lying_lightrag(monkeypatch: pytest.MonkeyPatch, user: User) -> Iterator[Upstream]:
-    monkeypatch.setenv("LIGHTRAG_API_KEY", LIGHTRAG_KEY)
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", LIGHTRAG_KEY)
     chunks = [
         synthetic_lightrag_chunk(
             "c-1",
@@ -183,7 +183,7 @@ def lying_lightrag(monkeypatch: pytest.MonkeyPatch, user: User) -> Iterator[Upst
         synthetic_lightrag_chunk("c-2", f"Authorization: Bearer {LIGHTRAG_KEY}", file_path="second.md"),
     ]
     binding_create(
-        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        name="lightrag-main", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search"], agent_names=[], users=[user],
     )  # fmt: skip
     server = Upstream(

@@ -178,6 +178,6 @@ def test_the_backfill_migration_counts_threads_written_before_the_tallies(thread
     message_append(thread=thread, type="human", content="héllo")
     Thread.objects.filter(pk=thread.pk).update(message_count=0, content_bytes=0)
     migration = import_module("knowledgeweb.threads.migrations.0003_backfill_thread_tallies")
-    migration.backfill(apps, None)
+    migration.backfill_thread_tallies(apps, None)
     thread.refresh_from_db()
     assert (thread.message_count, thread.content_bytes) == (1, 6)

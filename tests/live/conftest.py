@@ -1,11 +1,12 @@
 """Opt-in live checks against real provider servers (read-only queries, nothing written upstream).
 
-Skipped unless the server's URL and key are set:
+Skipped unless the server's URL and key are set. Keys live in variables named like every
+binding's key variable (``KNOWLEDGEWEB_KEY_...``) and are read through the same check:
 
-- LightRAG: ``KNOWLEDGEWEB_LIVE_LIGHTRAG_URL``, ``KNOWLEDGEWEB_LIVE_LIGHTRAG_KEY`` (a server without
+- LightRAG: ``KNOWLEDGEWEB_LIVE_LIGHTRAG_URL``, ``KNOWLEDGEWEB_KEY_LIVE_LIGHTRAG`` (a server without
   a key ignores the header; use a long dummy value there, because the key's value is redacted
   wherever it appears, even inside retrieved text), optional ``KNOWLEDGEWEB_LIVE_LIGHTRAG_QUERY``.
-- RAGFlow: ``KNOWLEDGEWEB_LIVE_RAGFLOW_URL``, ``KNOWLEDGEWEB_LIVE_RAGFLOW_KEY``, optional
+- RAGFlow: ``KNOWLEDGEWEB_LIVE_RAGFLOW_URL``, ``KNOWLEDGEWEB_KEY_LIVE_RAGFLOW``, optional
   ``KNOWLEDGEWEB_LIVE_RAGFLOW_QUERY``.
 
 The query must match indexed documents: each test requires at least one citable hit,
@@ -24,6 +25,7 @@ import httpx
 import pytest
 
 from knowledgeweb.providers.client import transport_override
+from knowledgeweb.providers.credentials import KEY_ENV_PREFIX, credential_from_environment
 
 
 class RecordingTransport(httpx.BaseTransport):
@@ -54,9 +56,11 @@ class RecordingTransport(httpx.BaseTransport):
 def live_settings(provider: str) -> tuple[str, str, str]:
     """(url, key, query) for ``provider``, or skip the test."""
     prefix = f"KNOWLEDGEWEB_LIVE_{provider.upper()}"
-    url, key = os.environ.get(f"{prefix}_URL", ""), os.environ.get(f"{prefix}_KEY", "")
-    if not url or not key:
-        pytest.skip(f"set {prefix}_URL and {prefix}_KEY to run the live {provider} checks")
+    key_env = f"{KEY_ENV_PREFIX}LIVE_{provider.upper()}"
+    url = os.environ.get(f"{prefix}_URL", "")
+    if not url or not os.environ.get(key_env, "").strip():
+        pytest.skip(f"set {prefix}_URL and {key_env} to run the live {provider} checks")
+    key = credential_from_environment(key_env)
     return url, key, os.environ.get(f"{prefix}_QUERY", "What are the main topics of these documents?")
 
 

@@ -205,7 +205,7 @@ def test_entity_relations_and_provider_failures_over_mcp_are_the_apis(
     setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     binding_create(
-        name="graph", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="LIGHTRAG_API_KEY",
+        name="graph", provider="lightrag", base_url=LIGHTRAG_URL, api_key_env="KNOWLEDGEWEB_KEY_LIGHTRAG",
         tools=["knowledge_search", "entity_relations_search"], users=[setup.alice],
     )  # fmt: skip
     chunk = synthetic_lightrag_chunk("doc-1-chunk-0", "Synthetic: Alice founded Acme in 1999.")

@@ -44,17 +44,24 @@ def test_an_empty_secret_redacts_nothing() -> None:
 
 
 def test_the_credential_is_read_from_the_named_variable() -> None:
-    assert credential_from_environment("RAGFLOW_KEY", environ={"RAGFLOW_KEY": f" {KEY}\n"}) == KEY
+    assert (
+        credential_from_environment(
+            "KNOWLEDGEWEB_KEY_RAGFLOW", environ={"KNOWLEDGEWEB_KEY_RAGFLOW": f" {KEY}\n"}
+        )
+        == KEY
+    )
 
 
-@pytest.mark.parametrize("environ", [{}, {"RAGFLOW_KEY": ""}, {"RAGFLOW_KEY": "   "}])
+@pytest.mark.parametrize(
+    "environ", [{}, {"KNOWLEDGEWEB_KEY_RAGFLOW": ""}, {"KNOWLEDGEWEB_KEY_RAGFLOW": "   "}]
+)
 def test_an_unset_or_blank_variable_is_a_clear_error_naming_only_the_variable(
     environ: dict[str, str],
 ) -> None:
     with pytest.raises(
-        MissingCredentialError, match="RAGFLOW_KEY that holds this binding's API key is not set"
+        MissingCredentialError, match="KNOWLEDGEWEB_KEY_RAGFLOW that holds this binding's API key is not set"
     ):
-        credential_from_environment("RAGFLOW_KEY", environ=environ)
+        credential_from_environment("KNOWLEDGEWEB_KEY_RAGFLOW", environ=environ)
 
 
 def test_a_malformed_variable_name_is_refused_without_echoing_it() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_list, env_str
+from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_int, env_list, env_str
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,3 +118,50 @@ def test_a_malformed_debug_value_stops_start_up_with_its_name() -> None:
     result = _load_settings(DEBUG="sometimes", SECRET_KEY="x" * 50)
     assert result.returncode != 0
     assert "DEBUG must be a boolean" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("lots", "KNOWLEDGEWEB_QUOTA_USER_BYTES must be a whole number, not 'lots'."),
+        ("1.5", "KNOWLEDGEWEB_QUOTA_USER_BYTES must be a whole number, not '1.5'."),
+        ("0", "KNOWLEDGEWEB_QUOTA_USER_BYTES must be at least 1, not 0."),
+        ("-3", "KNOWLEDGEWEB_QUOTA_USER_BYTES must be at least 1, not -3."),
+    ],
+)
+def test_a_malformed_whole_number_names_its_variable(raw: str, message: str) -> None:
+    with pytest.raises(ImproperlyConfigured) as caught:
+        env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 10, environ={"KNOWLEDGEWEB_QUOTA_USER_BYTES": raw})
+    assert str(caught.value) == message
+
+
+def test_a_whole_number_is_read_or_defaults() -> None:
+    assert env_int("Q", 10, environ={"Q": " 536_870_912 "}) == 536_870_912
+    assert env_int("Q", 10, environ={}) == 10
+    assert env_int("Q", 10, environ={"Q": ""}) == 10
+
+
+def _quota_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import knowledgeweb.settings as s; print(s.QUOTA_THREAD_MESSAGES, s.QUOTA_USER_BYTES)",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_settings_read_the_quotas_and_refuse_a_malformed_one() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGEWEB_QUOTA_")}
+    env.update(DEBUG="1", KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES="250")
+    run = _quota_settings(env)
+    assert run.stdout.split() == ["250", str(512 * 1024 * 1024)], run.stderr
+    env["KNOWLEDGEWEB_QUOTA_USER_BYTES"] = "a lot"
+    run = _quota_settings(env)
+    assert run.returncode != 0
+    assert "KNOWLEDGEWEB_QUOTA_USER_BYTES must be a whole number, not 'a lot'." in run.stderr

@@ -10,6 +10,7 @@ from knowledgeweb.library.services.documents import (
 )
 from knowledgeweb.library.services.ingest import (
     FileOutcome,
+    FoundFile,
     IngestError,
     IngestReport,
     discover_files,
@@ -22,6 +23,7 @@ __all__ = [
     "ChunkDraft",
     "DocumentIngestResult",
     "FileOutcome",
+    "FoundFile",
     "IngestAction",
     "IngestError",
     "IngestReport",

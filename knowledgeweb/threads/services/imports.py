@@ -11,7 +11,8 @@ from django.db import transaction
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.imports import message_fields_from_json
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services.messages import message_build, message_bytes
+from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
+from knowledgeweb.threads.services.messages import message_build
 from knowledgeweb.threads.services.threads import thread_create
 
 #: An import larger than this is refused before anything is read.
@@ -56,15 +57,14 @@ def thread_import(
             )
         except MessageInvalidError as exc:
             raise MessageInvalidError(str(exc), position=position) from exc
+    size = sum(message_size(content=m.content, artifact=m.artifact) for m in built)
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)
+        # The whole import against the thread's and the user's quotas, before any message is written.
+        messages_admit(thread=thread, count=len(built), nbytes=size)
         for seq, message in enumerate(built, start=1):
             message.thread = thread
             message.seq = seq
         Message.objects.bulk_create(built)
-        thread.message_count = len(built)
-        thread.content_bytes = sum(message_bytes(content=m.content, artifact=m.artifact) for m in built)
-        Thread.objects.filter(pk=thread.pk).update(
-            message_count=thread.message_count, content_bytes=thread.content_bytes
-        )
+        tallies_add(thread=thread, count=len(built), nbytes=size)
     return thread

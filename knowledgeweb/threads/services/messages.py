@@ -10,12 +10,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import F, Max
-from django.utils import timezone
+from django.db.models import Max
 
 from knowledgeweb.knowledge import strip_reserved_keys
-from knowledgeweb.threads.errors import MessageInvalidError, ThreadNotFound
+from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
 from knowledgeweb.threads.text import unstorable_field
 
 # Concurrent appends to one thread race for the next seq. PostgreSQL serializes
@@ -34,16 +34,6 @@ def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
     """SHA-256 hex of the content and the canonical JSON of the artifact."""
     canonical = json.dumps([content, artifact], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def message_bytes(*, content: str, artifact: Any) -> int:
-    """What a message weighs against the byte quotas: UTF-8 content plus the artifact's JSON."""
-    size = len(content.encode("utf-8", "surrogatepass"))
-    if artifact is not None:
-        size += len(
-            json.dumps(artifact, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        )
-    return size
 
 
 def message_build(
@@ -122,19 +112,16 @@ def message_append(
         status=status,
         trusted=trusted,
     )
+    size = message_size(content=message.content, artifact=message.artifact)
     for attempt in range(1, _MAX_ATTEMPTS + 1):
         try:
             with transaction.atomic():
-                _lock_thread(thread)
+                # Locks the owner, then the thread, and refuses a write past a quota.
+                messages_admit(thread=thread, count=1, nbytes=size)
                 last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
                 message.seq = last + 1
                 message.save()
-                Thread.objects.filter(pk=thread.pk).update(
-                    updated_at=timezone.now(),
-                    message_count=F("message_count") + 1,
-                    content_bytes=F("content_bytes")
-                    + message_bytes(content=message.content, artifact=message.artifact),
-                )
+                tallies_add(thread=thread, count=1, nbytes=size)
             return message
         except (IntegrityError, OperationalError) as exc:
             message._state.adding = True
@@ -143,12 +130,6 @@ def message_append(
             # Jittered back-off so racing writers stop colliding in lock-step.
             time.sleep(random.uniform(0, 0.002 * attempt))  # noqa: S311
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _lock_thread(thread: Thread) -> None:
-    locked = list(Thread.objects.select_for_update().filter(pk=thread.pk).values_list("pk", flat=True))
-    if not locked:
-        raise ThreadNotFound("Thread not found.")
 
 
 def _may_retry(exc: Exception) -> bool:

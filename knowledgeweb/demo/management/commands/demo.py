@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.demo.services import PASSWORD_ENV, demo_run
 from knowledgeweb.library.progress import ProgressBar
+from knowledgeweb.providers.credentials import KEY_ENV_PREFIX
 
 
 class Command(BaseCommand):
@@ -42,7 +43,11 @@ class Command(BaseCommand):
             self.stderr.write(f"Skipped {outcome.path}: {outcome.problem}")
         if result.report.problems:
             raise CommandError("The sample corpus did not ingest cleanly; see above.")
-        self.stdout.write(f"Binding {result.binding.name!r} (local) is bound to {result.user.username!r}.")
+        self.stdout.write(
+            f"Binding {result.binding.name!r} (local) is bound to {result.user.username!r}. "
+            f"To add a RAGFlow or LightRAG binding in /admin/, put its key in a variable named "
+            f"{KEY_ENV_PREFIX}... (e.g. {KEY_ENV_PREFIX}RAGFLOW) and enter that name."
+        )
         for thread in result.created:
             self.stdout.write(f"Built thread  {thread.title}  /threads/{thread.id}/")
         for thread in result.kept:

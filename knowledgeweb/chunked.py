@@ -1,0 +1,130 @@
+"""Request bodies sent without a Content-Length (``Transfer-Encoding: chunked``).
+
+Django reads a request body only up to ``CONTENT_LENGTH``; a chunked request has
+none, so Django would see an empty body and answer a misleading 422. This WSGI
+middleware, which wraps the application in ``knowledgeweb.wsgi``, decides first:
+
+- When the server has already decoded the chunks and says so with
+  ``wsgi.input_terminated`` (gunicorn does), the body is read here, at most
+  ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes plus one, and handed to Django with its
+  real length; a longer body answers 413 unread past the limit.
+- Otherwise (Django's development server, wsgiref: the raw chunks are still on the
+  socket) it answers 411 Length Required, saying to send a Content-Length; the
+  connection is then closed, so the unread chunks are never taken for a request.
+- A request with both headers answers 400 (the classic request-smuggling shape),
+  and a transfer coding other than ``chunked`` answers 501.
+
+Nothing is written on any refusal: the application never sees the request.
+See docs/decisions.md, "Access".
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from django.conf import settings
+
+StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+#: Used when ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is ``None``: a decoded body is still bounded.
+FALLBACK_LIMIT = 2 * 1024 * 1024
+_READ_SIZE = 64 * 1024
+
+_STATUS = {
+    400: "400 Bad Request",
+    411: "411 Length Required",
+    413: "413 Request Entity Too Large",
+    501: "501 Not Implemented",
+}
+
+
+class ChunkedBodies:
+    """WSGI middleware: read a server-decoded chunked body with its real length, or refuse it."""
+
+    def __init__(self, app: WSGIApp) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        coding = environ.get("HTTP_TRANSFER_ENCODING", "")
+        if not coding:
+            return self.app(environ, start_response)
+        codings = [part.strip().lower() for part in coding.split(",") if part.strip()]
+        if codings != ["chunked"]:
+            return _refuse(
+                environ,
+                start_response,
+                501,
+                "Transfer-Encoding other than 'chunked' is not supported: send the body with a "
+                "Content-Length header. Nothing was read or written.",
+            )
+        if environ.get("CONTENT_LENGTH"):
+            return _refuse(
+                environ,
+                start_response,
+                400,
+                "The request has both Content-Length and Transfer-Encoding; send only one "
+                "(preferably Content-Length). Nothing was read or written.",
+            )
+        if not environ.get("wsgi.input_terminated"):
+            return _refuse(
+                environ,
+                start_response,
+                411,
+                "A chunked request body (Transfer-Encoding: chunked) cannot be read by this server: "
+                "send the body with a Content-Length header. Nothing was read or written.",
+                close=True,
+            )
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or FALLBACK_LIMIT
+        body = _read_at_most(environ["wsgi.input"], limit + 1)
+        if len(body) > limit:
+            return _refuse(
+                environ,
+                start_response,
+                413,
+                f"The request body is larger than the API's limit of {limit} bytes. Nothing was written.",
+            )
+        decoded = dict(environ)
+        decoded["wsgi.input"] = io.BytesIO(body)
+        decoded["CONTENT_LENGTH"] = str(len(body))
+        del decoded["HTTP_TRANSFER_ENCODING"]
+        return self.app(decoded, start_response)
+
+
+def _read_at_most(stream: Any, count: int) -> bytes:
+    """Up to ``count`` bytes: a stream's ``read(n)`` may return less than ``n`` before its end."""
+    parts: list[bytes] = []
+    total = 0
+    while total < count:
+        part = stream.read(min(_READ_SIZE, count - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
+
+
+def _refuse(
+    environ: dict[str, Any], start_response: StartResponse, status: int, detail: str, *, close: bool = False
+) -> Iterable[bytes]:
+    if str(environ.get("PATH_INFO", "")).startswith("/api/"):
+        body, content_type = json.dumps({"detail": detail}).encode(), "application/json"
+    else:
+        body, content_type = detail.encode(), "text/plain; charset=utf-8"
+    headers = [("Content-Type", content_type)]
+    if not close:
+        headers.append(("Content-Length", str(len(body))))
+        start_response(_STATUS[status], headers)
+        return [body]
+    # A WSGI application may not send "Connection: close" itself (a hop-by-hop header);
+    # without a Content-Length, Django's development server closes the connection, which
+    # keeps the unread chunks from being parsed as the next request.
+    start_response(_STATUS[status], headers)
+    return _unsized(body)
+
+
+def _unsized(body: bytes) -> Iterator[bytes]:
+    yield body
