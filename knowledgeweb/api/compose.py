@@ -23,7 +23,7 @@ from knowledgeweb.threads.selectors import thread_get_for_owner
 
 router = Router(tags=["threads"])
 
-_ERROR_STATUS = {"question": 422, "binding": 403, "provider": 424}
+_ERROR_STATUS = {"question": 422, "binding": 403, "provider": 424, "quota": 413}
 
 
 class AskIn(BaseModel):
@@ -71,14 +71,20 @@ class AskOut(Schema):
 
 class AskErrorOut(Schema):
     detail: str
-    code: str
+    code: str = Field(
+        default="",
+        description="ask_binding, ask_question, ask_provider or ask_quota when the turn was refused "
+        "(absent for authentication and request-validation errors).",
+    )
 
 
 @router.post(
     "/{thread_id}/ask",
     response={
         200: AskOut,
+        400: AskErrorOut,
         401: AskErrorOut,
+        413: AskErrorOut,
         403: AskErrorOut,
         404: AskErrorOut,
         422: AskErrorOut,
@@ -89,8 +95,8 @@ class AskErrorOut(Schema):
 def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     """A new search and a new answer appended to your thread.
 
-    Refusals (403 binding or answer model unavailable, 422 question, 424 search
-    failed) write nothing. A model that fails after the search is a recorded
+    Refusals (403 binding or answer model unavailable, 413 a thread or user quota,
+    422 question, 424 search failed) write nothing. A model that fails after the search is a recorded
     outcome: 200 with ``status: "failed"`` and the reason in ``code``.
     """
     user = request_user(request)
@@ -107,7 +113,10 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     except AnswerError as exc:
         status = _ERROR_STATUS[exc.kind]
         return Status(status, {"detail": exc.message, "code": f"ask_{exc.kind}"})
-    result = turn_run(prepared)
+    try:
+        result = turn_run(prepared)
+    except AnswerError as exc:  # a quota reached at write: nothing written
+        return Status(_ERROR_STATUS[exc.kind], {"detail": exc.message, "code": f"ask_{exc.kind}"})
     return {
         "thread_id": result.thread_id,
         "message_id": result.message_id,

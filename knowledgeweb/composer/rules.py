@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from knowledgeweb.bindings.rules import NAME_PATTERN, _check_agent_names, _url_problem
-from knowledgeweb.providers.credentials import ENV_NAME_PATTERN
+from knowledgeweb.providers.credentials import KEY_ENV_PREFIX
+from knowledgeweb.providers.credentials import key_env_problem as binding_key_env_problem
 
-#: Key variables share the knowledge bindings' prefix rule, so no answer model can
-#: name the app's own secrets (SECRET_KEY, DATABASE_URL...) and send them upstream.
-KEY_ENV_PREFIX = "KNOWLEDGEWEB_KEY_"
+# Key variables share the knowledge bindings' prefix rule (KEY_ENV_PREFIX), so no answer
+# model can name the app's own secrets (SECRET_KEY, DATABASE_URL...) and send them upstream.
+__all__ = ["KEY_ENV_PREFIX", "answer_model_problems", "key_env_problem"]
 TEMPERATURE_RANGE = (0.0, 2.0)
 MAX_TOKENS_RANGE = (1, 32_768)
 #: Characters of evidence sent to the model (see ``knowledgeweb.composer.prompt``).
@@ -22,21 +23,10 @@ Problems = dict[str, list[str]]
 
 
 def key_env_problem(env_name: str) -> str | None:
-    """Why ``env_name`` may not hold an answer model's key; ``None`` when it may (empty: no key)."""
+    """Why ``env_name`` may not hold an answer model's key; ``None`` when it may (empty: no key needed)."""
     if not env_name:
         return None
-    if not ENV_NAME_PATTERN.match(env_name):
-        return (
-            f"Enter the NAME of an environment variable (letters, digits and '_', e.g. {KEY_ENV_PREFIX}OPENAI), "
-            "not the key itself."
-        )
-    if not env_name.startswith(KEY_ENV_PREFIX) or env_name == KEY_ENV_PREFIX:
-        return (
-            f"The key variable's name must start with {KEY_ENV_PREFIX} (e.g. {KEY_ENV_PREFIX}OPENAI): an answer "
-            "model may read only variables set aside for keys, never the app's own settings such as "
-            "SECRET_KEY, DATABASE_URL or CACHE_URL. Leave it empty for a server that needs no key."
-        )
-    return None
+    return binding_key_env_problem(env_name)
 
 
 def answer_model_problems(

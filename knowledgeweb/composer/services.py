@@ -42,8 +42,10 @@ from knowledgeweb.retrieval import (
     retrieval_search,
 )
 from knowledgeweb.threads.citations import REASON_ONLY_LATER, messages_citations
+from knowledgeweb.threads.errors import QuotaExceededError
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.selectors import thread_messages
 from knowledgeweb.threads.services import message_append, thread_create
 
@@ -127,6 +129,11 @@ def turn_prepare(
         raise AnswerError("Enter a question.", kind="question")
     if len(question) > MAX_QUESTION_CHARS:
         raise AnswerError(f"The question is longer than {MAX_QUESTION_CHARS} characters.", kind="question")
+    try:
+        # A user or thread at a quota is refused before the provider or the model is asked anything.
+        quota_precheck(owner_id=user.pk, thread=thread, new_thread=thread is None)
+    except QuotaExceededError as exc:
+        raise AnswerError(str(exc), kind="quota") from exc
     model: AnswerModel | None = None
     server: ChatServer | None = None
     if composer != EXTRACTIVE:
@@ -253,20 +260,24 @@ def _record(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> Tu
             meta["context"] = context
     if fault is not None:
         meta["partial_chars"] = len(answer)
-    with transaction.atomic():
-        thread = prepared.thread or thread_create(
-            owner=prepared.user, title=_title(prepared.question), agent_name=prepared.agent_name
-        )
-        message_append(thread=thread, type="human", content=prepared.question)
-        retrieval_record(thread=thread, outcome=prepared.outcome)
-        message = message_append(
-            thread=thread,
-            type="ai",
-            # The answer exactly as written; a failure is recorded as what it is, never as an answer.
-            content=answer if fault is None else fault.message,
-            artifact={"composer": meta},
-            status=MessageStatus.SUCCESS if fault is None else MessageStatus.ERROR,
-        )
+    try:
+        with transaction.atomic():
+            thread = prepared.thread or thread_create(
+                owner=prepared.user, title=_title(prepared.question), agent_name=prepared.agent_name
+            )
+            message_append(thread=thread, type="human", content=prepared.question)
+            retrieval_record(thread=thread, outcome=prepared.outcome)
+            message = message_append(
+                thread=thread,
+                type="ai",
+                # The answer exactly as written; a failure is recorded as what it is, never as an answer.
+                content=answer if fault is None else fault.message,
+                artifact={"composer": meta},
+                status=MessageStatus.SUCCESS if fault is None else MessageStatus.ERROR,
+            )
+    except QuotaExceededError as exc:
+        # Admitted under the quota locks at write: past a quota, nothing of the turn is written.
+        raise AnswerError(str(exc), kind="quota") from exc
     counts = answer_citations(thread=thread, message=message) if fault is None else _NO_CITATIONS
     return TurnResult(
         thread_id=thread.id,

@@ -46,7 +46,7 @@ from knowledgeweb.threads.selectors import thread_get_for_owner
 
 #: The web pages search and compose as the user, not as an agent.
 WEB_AGENT_NAME = ""
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502}
+_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
 EXTRACTIVE_LABEL = "Quoted sentences (no model)"
 
 
@@ -179,6 +179,9 @@ def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
                 yield _event("sentence", {"parts": event.data})
             else:
                 yield _event("delta", {"text": event.data})
+    except AnswerError as exc:
+        # Refused at write (a quota reached while the answer streamed): nothing was written.
+        yield _event("error", {"error": exc.message, "kind": exc.kind})
     finally:
         # A client that went away closes this generator: closing the turn's generator
         # too ends the model call before the turn is written, so nothing is stored.

@@ -94,6 +94,10 @@
                 textArea.appendChild(paragraph);
               } else paragraph.appendChild(document.createTextNode(part.text));
             });
+          } else if (name === "error") {
+            status.textContent = "";
+            error.textContent = data.error;
+            error.hidden = false;
           } else if (name === "done") {
             status.textContent = summary(data) + " ";
             var link = document.createElement("a");

@@ -436,3 +436,54 @@ def test_an_unset_key_variable_is_refused_before_any_request(corpus: User, web: 
     assert "KNOWLEDGEWEB_KEY_UNSET_FOR_TEST" in response.json()["error"]
     assert server.requests == []
     assert Thread.objects.count() == 0
+
+
+# --- quotas (the threads quota module, through message_append) ------------------------------
+
+
+def test_a_follow_up_in_a_full_thread_is_refused_before_the_search_and_writes_nothing(
+    corpus: User, api_client: Client, settings: Any
+) -> None:
+    created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+    for text in ("one", "two"):
+        api_client.post(
+            f"/api/threads/{created['id']}/messages",
+            {"type": "human", "content": text},
+            content_type="application/json",
+        )
+    settings.QUOTA_THREAD_MESSAGES = 2
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        response = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "kingfishers", "binding": "local", "answer_model": "m"},
+            content_type="application/json",
+        )
+
+    assert response.status_code == 413
+    assert response.json()["code"] == "ask_quota"
+    assert "limit" in response.json()["detail"]
+    assert server.requests == []
+    assert Message.objects.count() == 2
+
+
+def test_a_turn_that_would_pass_the_quota_at_write_writes_nothing(
+    corpus: User, web: Client, settings: Any
+) -> None:
+    # One human + tool + ai turn is 3 messages; the precheck passes for 2 (room for one) and the write refuses.
+    from knowledgeweb.threads.services import thread_create
+
+    thread = thread_create(owner=corpus, title="Birds")
+    settings.QUOTA_THREAD_MESSAGES = 2
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        events = _events(
+            web.post(
+                f"/threads/{thread.id}/ask/stream/",
+                {"question": "kingfishers", "binding": "local", "composer": "m"},
+            )
+        )
+
+    assert events[-1][0] == "error"
+    assert events[-1][1]["kind"] == "quota"
+    assert Message.objects.count() == 0
