@@ -84,6 +84,20 @@ def source_block(number: int, source: Evidence) -> str:
     return "\n".join(lines)
 
 
+def _unique(sources: list[Evidence]) -> list[Evidence]:
+    """Each handle once: the viewer's evidence for it (the first claim), placed where it was last retrieved.
+
+    A source retrieved again by a follow-up is as recent as that follow-up for the budget,
+    but what the model reads must be what the citation will resolve to: the first claim.
+    """
+    first: dict[str, Evidence] = {}
+    last: dict[str, int] = {}
+    for position, source in enumerate(sources):
+        first.setdefault(source.handle, source)
+        last[source.handle] = position
+    return [first[handle] for handle in sorted(last, key=last.__getitem__)]
+
+
 def build_prompt(
     *, question: str, turns: Sequence[Turn], evidence: Sequence[Sequence[Evidence]], budget: int
 ) -> Prompt:
@@ -91,7 +105,7 @@ def build_prompt(
 
     Raises ``ContextOverBudgetError`` when evidence exists but its newest source does not fit.
     """
-    flat = [source for group in evidence for source in group]
+    flat = _unique([source for group in evidence for source in group])
     kept: list[Evidence] = []
     used = 0
     # Newest first: keep what fits, drop from the oldest end once the budget is spent.

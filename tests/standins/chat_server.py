@@ -38,6 +38,8 @@ class Reply:
     stall_after: int | None = None
     #: Content pieces sent before the connection is closed with no finish and no [DONE].
     truncate_after: int | None = None
+    #: Content pieces sent before the server waits for ``release`` (then it carries on).
+    pause_after: int | None = None
     #: Content pieces sent before a data line that is not JSON.
     malformed_after: int | None = None
     #: Seconds before the response's first byte (a model's time to first token).
@@ -189,6 +191,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.release.wait(30)
                 self.close_connection = True
                 return
+            if event == b"pause":
+                self.server.release.wait(30)
+                continue
             if event == b"":  # truncate: end the body without finishing the answer
                 self._chunk(b"")
                 self.close_connection = True
@@ -222,6 +227,8 @@ def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
         if number == reply.stall_after:
             yield None
             return
+        if number == reply.pause_after:
+            yield b"pause"
         if number == reply.truncate_after:
             yield b""
             return

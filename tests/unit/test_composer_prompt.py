@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from knowledgeweb.composer.live import SentenceStream
@@ -112,3 +114,17 @@ def test_an_ordinary_link_stays_text_in_the_preview() -> None:
     (parts,) = [*stream.feed("See [the site](#top)."), *stream.finish()]
 
     assert parts == [{"text": "See "}, {"text": "[the site](#top)"}, {"text": "."}]
+
+
+def test_a_source_retrieved_twice_is_sent_once_as_first_claimed_and_kept_as_recent() -> None:
+    sources = [_source(1), _source(2), _source(3)]
+    # The same handle claimed again later (a native handle can be) with other text.
+    later = [replace(sources[0], excerpt="Something else.")]
+    budget = _cost(sources[0]) * 2 + 5
+
+    prompt = build_prompt(question="q", turns=[], evidence=[sources, later], budget=budget)
+
+    assert prompt.numbered == [sources[2].handle, sources[0].handle]
+    assert prompt.dropped == [sources[1].handle]
+    assert "Something else." not in prompt.messages[0]["content"]
+    assert sources[0].excerpt in prompt.messages[0]["content"]
