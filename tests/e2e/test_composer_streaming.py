@@ -81,7 +81,7 @@ def test_without_javascript_the_form_posts_and_lands_on_the_finished_thread(
     model_server: ChatStandin, open_page: OpenPage
 ) -> None:
     model_server.release.set()
-    page, watched = open_page("/ask/", javascript=False)
+    page, _watched = open_page("/ask/", javascript=False)
     page.locator('[data-field="question"]').fill("kingfishers")
     page.locator('[data-field="composer"]').select_option("standin")
     page.locator('[data-action="ask"]').click()
