@@ -93,7 +93,18 @@ def follow_up_form(request: HttpRequest) -> TurnForm | None:
     return form if form.fields["binding"].choices else None  # type: ignore[attr-defined]
 
 
-def _form_error(form: TurnForm) -> tuple[str, str]:
+class TurnInput(forms.Form):
+    """What a posted turn carries. Which bindings and models the user may use is checked
+    once, by the services (``turn_prepare``), with the same messages as the API's."""
+
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS, error_messages={"required": "Enter a question."}
+    )
+    binding = forms.CharField(max_length=100, error_messages={"required": "Choose a binding."})
+    composer = forms.CharField(max_length=100, required=False)
+
+
+def _form_error(form: forms.Form) -> tuple[str, str]:
     for field in ("question", "binding", "composer"):
         if form.errors.get(field):
             return str(form.errors[field][0]), "question" if field == "question" else "binding"
@@ -102,7 +113,7 @@ def _form_error(form: TurnForm) -> tuple[str, str]:
 
 def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
     user = cast(User, request.user)
-    form = TurnForm(request.POST, user=user)
+    form = TurnInput(request.POST)
     if not form.is_valid():
         message, kind = _form_error(form)
         raise AnswerError(message, kind=kind)  # type: ignore[arg-type]
@@ -171,6 +182,10 @@ def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponseBase:
 
 def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
     events = turn_events(prepared)
+    # Sent at once, while the model thinks: the page says what was found, and the
+    # response's first bytes are on the wire (and acknowledged) before the answer's,
+    # so the first answer event is not held back by Nagle's algorithm.
+    yield _event("start", _start(prepared))
     try:
         for event in events:
             if event.kind == "done":
@@ -194,6 +209,17 @@ def _event(name: str, data: object) -> bytes:
 
 def _thread_url(result: TurnResult) -> str:
     return reverse("web:thread-detail", kwargs={"thread_id": result.thread_id})
+
+
+def _start(prepared: PreparedTurn) -> dict[str, object]:
+    context = (
+        prepared.prompt.metadata(prepared.model.context_budget) if prepared.prompt and prepared.model else {}
+    )
+    return {
+        "composer": prepared.model.name if prepared.model else EXTRACTIVE,
+        "sources": len(prepared.available),
+        "context": context,
+    }
 
 
 def _done(result: TurnResult) -> dict[str, object]:

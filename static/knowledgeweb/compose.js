@@ -85,7 +85,10 @@
         var decoder = new TextDecoder();
         var buffer = "";
         function onEvent(name, data) {
-          if (name === "sentence") {
+          if (name === "start") {
+            status.textContent = data.sources + (data.sources === 1 ? " source" : " sources") +
+              " found; writing the answer…";
+          } else if (name === "sentence") {
             data.parts.forEach(function (part) {
               if (part.cite) paragraph.appendChild(citationNode(part));
               else if (part.text.indexOf("\n") >= 0) {

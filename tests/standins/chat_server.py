@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -92,6 +93,11 @@ class ChatStandin(ThreadingHTTPServer):
         self.release = threading.Event()
         #: Set by a handler when its client went away mid-stream.
         self.client_gone = threading.Event()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about clients that hung up (the composer closes a stream it no longer needs)."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     @property
     def base_url(self) -> str:
