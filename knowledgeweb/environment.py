@@ -125,3 +125,19 @@ def cache_from_url(url: str) -> dict[str, Any]:
     if scheme in {"redis", "rediss"}:
         return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
     raise ImproperlyConfigured(f"CACHE_URL must start with locmem:// or redis://, not {url!r}.")
+
+
+def env_bounded_int(
+    name: str, default: int, *, minimum: int, maximum: int, environ: Mapping[str, str] | None = None
+) -> int:
+    """Read a whole number within ``minimum..maximum``; anything else stops start-up with a clear message."""
+    raw = env_str(name, environ=environ)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+    if not minimum <= value <= maximum:
+        raise ImproperlyConfigured(f"{name} must be from {minimum} to {maximum}, not {value}.")
+    return value

@@ -7,7 +7,15 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
-from knowledgeweb.environment import cache_from_url, database_from_url, env_bool, env_int, env_list, env_str
+from knowledgeweb.environment import (
+    cache_from_url,
+    database_from_url,
+    env_bool,
+    env_bounded_int,
+    env_int,
+    env_list,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -116,6 +124,16 @@ QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000)
 QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024)
 QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000)
 QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024)
+# Providers (README "Configuration"): no binding's timeout, which bounds a whole search,
+# may exceed this ceiling; keep the server's worker timeout above it.
+KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_bounded_int(
+    "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING", 60, minimum=1, maximum=120
+)
+# How long a RAGFlow selection whose documents were all confirmed searchable is
+# searched again without a new check (seconds; 0 checks on every search).
+KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL = env_bounded_int(
+    "KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL", 300, minimum=0, maximum=86400
+)
 
 LOGGING = {
     "version": 1,

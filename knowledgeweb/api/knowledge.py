@@ -2,8 +2,10 @@
 
 Handlers are thin: a schema in, one service or selector, a schema out. The
 retrieval service's refusals carry their own status (400 invalid, 403 refused,
-424 provider failure without a thread) and a stable ``code``; like every domain
-error they become JSON in ``knowledgeweb.api.main``.
+422 a query mode the binding does not allow, 424 provider failure without a
+thread) and a stable ``code``; like every domain error they become JSON in
+``knowledgeweb.api.main``. A provider failure's code says its kind
+(``ProviderErrorCode``), in the 424 body and in an error tool message's artifact.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from ninja import Field, Router, Schema, Status
 from pydantic import BaseModel
 
 from knowledgeweb.api.auth import request_user
+from knowledgeweb.providers.errors import ProviderErrorCode
+from knowledgeweb.providers.lightrag import QUERY_MODES
 from knowledgeweb.providers.ragflow import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 
@@ -34,7 +38,31 @@ class ErrorOut(Schema):
 
 class KnowledgeErrorOut(Schema):
     detail: str
-    code: str = Field(description="A stable reason, e.g. forbidden, invalid_request, provider_error.")
+    code: str = Field(
+        description="A stable reason, e.g. forbidden, invalid_request, binding_unavailable, invalid_scope."
+    )
+
+
+class InvalidOut(Schema):
+    detail: str
+    code: str | None = Field(
+        default=None,
+        description="mode_not_allowed or mode_not_supported for a query mode the binding refuses "
+        "(nothing was sent upstream); absent for a body that fails the schema.",
+    )
+    errors: list[dict[str, Any]] | None = Field(default=None, description="The schema's findings.")
+
+
+class ProviderErrorOut(Schema):
+    detail: str
+    code: ProviderErrorCode = Field(
+        description="Why the provider failed: provider_timeout (the binding's timeout, one deadline for "
+        "the whole search, ran out), provider_unreachable, provider_auth (the key was rejected), "
+        "provider_rate_limited (HTTP 429), provider_server_error (HTTP 5xx), provider_bad_response "
+        "(not the documented answer), provider_rejected (the provider refused the query or selection), "
+        "provider_redirect_refused, provider_too_large (over 4 MiB), provider_misconfigured, "
+        "provider_adapter_error."
+    )
 
 
 class CapabilityOut(Schema):
@@ -44,6 +72,12 @@ class CapabilityOut(Schema):
     operations: list[str]
     scope: Literal["all", "selected"]
     top_k: int
+    query_modes: list[str] = Field(
+        description="LightRAG: the query modes a search of this tool may name in 'mode'; empty otherwise."
+    )
+    default_mode: str | None = Field(
+        description="LightRAG: the mode used when a search names none; null for other providers."
+    )
 
 
 class CapabilitiesOut(Schema):
@@ -79,15 +113,27 @@ class SearchIn(Input):
     thread_id: UUID | None = Field(
         default=None, description="Append the result to this thread as a tool message."
     )
+    mode: Literal[QUERY_MODES] | None = Field(  # type: ignore[valid-type]
+        default=None,
+        description="LightRAG only: the query mode, one of the binding's allowed modes (see "
+        "/knowledge/capabilities). Omitted: the binding's default (without one, mix for "
+        "knowledge_search and hybrid for entity_relations_search). A mode the binding does not "
+        "allow answers 422 and nothing is sent upstream. bypass is not offered: it retrieves nothing.",
+    )
 
 
 class SearchOut(Schema):
     content: str
-    artifact: dict[str, Any] | None
+    artifact: dict[str, Any] | None = Field(
+        description='The evidence; for a failure recorded in a thread, {"error": {"code": ...}}.'
+    )
     status: Literal["success", "error"]
     binding: str
     provider: str
     message_id: UUID | None = None
+    error_code: ProviderErrorCode | None = Field(
+        default=None, description="Why the provider failed, when status is error; null otherwise."
+    )
 
 
 _AUTH_ERRORS: dict[int, Any] = {401: ErrorOut}
@@ -97,8 +143,8 @@ _ERRORS: dict[int, Any] = {
     403: KnowledgeErrorOut,
     404: ErrorOut,
     413: ErrorOut,
-    422: ErrorOut,
-    424: KnowledgeErrorOut,
+    422: InvalidOut,
+    424: ProviderErrorOut,
 }
 
 
@@ -120,6 +166,8 @@ def capabilities(request: HttpRequest, agent_name: str = "") -> CapabilitiesOut:
                 operations=list(c.operations),
                 scope="selected" if c.scope == "selected" else "all",
                 top_k=c.top_k,
+                query_modes=list(c.query_modes),
+                default_mode=c.default_mode,
             )
             for c in offered
         ],
@@ -133,8 +181,10 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
     With ``thread_id`` the result is appended as a tool message (its evidence
     written by the server) and ``message_id`` names it; a provider failure is then
     recorded as a tool message with ``status: "error"`` and no evidence. Without a
-    thread a provider failure answers 424. Refusals (403) and invalid requests (400)
-    send nothing upstream.
+    thread a provider failure answers 424. Either way ``code`` / ``error_code`` says
+    which kind of failure it was. Refusals (403), invalid requests (400) and a query
+    mode the binding does not allow (422) send nothing upstream. The binding's timeout
+    bounds the whole search, every request of it included.
     """
     return Status(200, search_run(user=request_user(request), payload=payload))
 
@@ -157,6 +207,7 @@ def search_run(*, user: User, payload: SearchIn) -> SearchOut:
         binding_name=payload.binding,
         scope=scope,
         thread_id=payload.thread_id,
+        mode=payload.mode,
     )
     return SearchOut(
         content=outcome.content,
@@ -165,4 +216,5 @@ def search_run(*, user: User, payload: SearchIn) -> SearchOut:
         binding=outcome.binding,
         provider=outcome.provider,
         message_id=outcome.message_id,
+        error_code=outcome.error_code,
     )

@@ -26,6 +26,7 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
         ("Connection", {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
         ("Who may use it", {"fields": ["users", "agent_names"]}),
         ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", "collections"]}),
+        ("LightRAG query modes", {"fields": ["query_modes", "default_mode"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
 

@@ -8,8 +8,12 @@ from django import forms
 
 from knowledgeweb.bindings.choices import BindingProvider, BindingScope, BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, local_collection_ids
+from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, local_collection_ids, timeout_ceiling
 from knowledgeweb.library.models import Collection
+from knowledgeweb.providers.lightrag import QUERY_MODES
+
+#: LightRAG's retrieval modes as admin choices (bypass retrieves nothing and is not offered).
+MODE_CHOICES = [(mode, mode) for mode in QUERY_MODES]
 
 
 class LinesField(forms.CharField):
@@ -95,6 +99,14 @@ class KnowledgeBindingForm(forms.ModelForm):
             self.initial["collections"] = sorted(local_collection_ids(instance.selection) or ())
             # The collections field shows a local selection; the lines field is RAGFlow's.
             self.initial["selection"] = []
+        # The ceiling is configuration, read when the form is built rather than at import.
+        ceiling = timeout_ceiling()
+        timeout = self.fields["timeout"]
+        timeout.widget.attrs.update(min=TIMEOUT_RANGE[0], max=ceiling)
+        timeout.help_text = (
+            f"Seconds, {TIMEOUT_RANGE[0]}-{ceiling}: one deadline for the whole search, every request "
+            "of it included (KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING sets the most)."
+        )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -114,6 +126,23 @@ class KnowledgeBindingForm(forms.ModelForm):
             self.add_error("collections", "Collections are for local bindings; RAGFlow uses the lines above.")
         return cleaned
 
+    query_modes = forms.MultipleChoiceField(
+        choices=MODE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="LightRAG only: the modes a search may name. The default mode is always allowed.",
+    )
+    default_mode = forms.ChoiceField(
+        choices=[("", "(LightRAG's usual: mix for documents, hybrid for relations)"), *MODE_CHOICES],
+        required=False,
+        help_text="LightRAG only: the mode a search runs in when it names none.",
+    )
+
+    def clean_query_modes(self) -> list[str]:
+        # Stored in LightRAG's own order, whatever order the boxes were ticked in.
+        chosen = self.cleaned_data.get("query_modes") or []
+        return [mode for mode in QUERY_MODES if mode in chosen]
+
     class Meta:
         model = KnowledgeBinding
         fields = [
@@ -130,6 +159,8 @@ class KnowledgeBindingForm(forms.ModelForm):
             "scope",
             "selection",
             "collections",
+            "query_modes",
+            "default_mode",
         ]
         widgets = {
             "top_k": forms.NumberInput(attrs={"min": TOP_K_RANGE[0], "max": TOP_K_RANGE[1]}),

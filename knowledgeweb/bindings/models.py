@@ -78,4 +78,6 @@ class KnowledgeBinding(models.Model):
             "timeout": self.timeout,
             "scope": self.scope,
             "selection": self.selection,
+            "query_modes": self.query_modes,
+            "default_mode": self.default_mode,
         }

@@ -12,8 +12,11 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from knowledgeweb.bindings.choices import REMOTE_PROVIDERS, BindingProvider, BindingScope, BindingTool
 from knowledgeweb.providers.credentials import key_env_problem
+from knowledgeweb.providers.lightrag import QUERY_MODES, TOOL_MODES
 from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -22,6 +25,12 @@ TOP_K_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 120)
 #: A local collection's primary key, as stored in a local binding's selection.
 LOCAL_COLLECTION_ID = re.compile(r"^[1-9][0-9]{0,18}$")
+
+
+def timeout_ceiling() -> int:
+    """The most seconds a binding's timeout (one deadline per search) may be: KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING."""
+    return int(min(TIMEOUT_RANGE[1], settings.KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING))
+
 
 Problems = dict[str, list[str]]
 
@@ -62,6 +71,8 @@ def binding_problems(
     timeout: Any,
     scope: str,
     selection: Any,
+    query_modes: Any = (),
+    default_mode: Any = "",
 ) -> Problems:
     """Everything wrong with a binding, keyed by field; empty when it is valid."""
     problems: Problems = {}
@@ -79,8 +90,9 @@ def binding_problems(
     _check_agent_names(add, agent_names)
     _check_tools(add, provider=provider, label=label, tools=tools)
     _check_range(add, "top_k", top_k, TOP_K_RANGE, "results")
-    _check_range(add, "timeout", timeout, TIMEOUT_RANGE, "seconds")
+    _check_timeout(add, timeout)
     _check_scope(add, provider=provider, label=label, scope=scope, selection=selection)
+    _check_modes(add, provider=provider, label=label, tools=tools, modes=query_modes, default=default_mode)
     return problems
 
 
@@ -157,6 +169,66 @@ def _check_range(add: Any, field: str, value: Any, bounds: tuple[int, int], unit
     low, high = bounds
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         add(field, f"Enter a whole number from {low} to {high} {unit}.")
+
+
+def _check_timeout(add: Any, timeout: Any) -> None:
+    ceiling = timeout_ceiling()
+    if (
+        not isinstance(timeout, int)
+        or isinstance(timeout, bool)
+        or not TIMEOUT_RANGE[0] <= timeout <= ceiling
+    ):
+        add(
+            "timeout",
+            f"Enter a whole number from {TIMEOUT_RANGE[0]} to {ceiling} seconds: the timeout bounds a whole "
+            f"search, and KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING allows at most {ceiling}.",
+        )
+
+
+def _check_modes(add: Any, *, provider: str, label: str, tools: Any, modes: Any, default: Any) -> None:
+    if modes is None:
+        modes = []
+    if not isinstance(modes, list | tuple) or not all(isinstance(m, str) for m in modes):
+        add("query_modes", "Query modes must be a list of mode names.")
+        return
+    if not isinstance(default, str):
+        add("default_mode", "The default mode must be a mode name or empty.")
+        return
+    if provider != BindingProvider.LIGHTRAG:
+        if modes:
+            add("query_modes", f"Query modes are LightRAG's; {label} has none, so leave them empty.")
+        if default:
+            add("default_mode", f"Query modes are LightRAG's; {label} has none, so leave this empty.")
+        return
+    allowed = ", ".join(QUERY_MODES)
+    unknown = [m for m in modes if m not in QUERY_MODES]
+    if unknown:
+        add(
+            "query_modes",
+            f"Unknown mode(s): {', '.join(unknown)}. Choose from {allowed} (bypass retrieves nothing, "
+            "so it yields no evidence and is not offered).",
+        )
+    if len(set(modes)) != len(modes):
+        add("query_modes", "A mode is listed twice.")
+    if not default:
+        return
+    if default not in QUERY_MODES:
+        add(
+            "default_mode",
+            f"Choose one of {allowed}, or leave it empty for mix (documents) and hybrid (relations).",
+        )
+    elif modes and default not in modes:
+        add("default_mode", f"The default mode {default} must be one of the allowed query modes.")
+    elif (
+        isinstance(tools, list)
+        and BindingTool.ENTITY_RELATIONS_SEARCH in tools
+        and default not in TOOL_MODES[BindingTool.ENTITY_RELATIONS_SEARCH]
+    ):
+        add(
+            "default_mode",
+            f"{default} retrieves no entities or relations, so it cannot be the default of a binding "
+            "offering entity_relations_search; choose another or leave it empty.",
+        )
 
 
 def _check_scope(add: Any, *, provider: str, label: str, scope: str, selection: Any) -> None:

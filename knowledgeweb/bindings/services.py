@@ -27,6 +27,8 @@ def binding_create(
     scope: str = BindingScope.ALL,
     selection: Sequence[dict[str, Any]] = (),
     enabled: bool = True,
+    query_modes: Sequence[str] = (),
+    default_mode: str = "",
 ) -> KnowledgeBinding:
     """Create a binding; raises ``ValidationError`` (per field) when any rule fails."""
     binding = KnowledgeBinding(
@@ -41,6 +43,8 @@ def binding_create(
         scope=scope,
         selection=list(selection),
         enabled=enabled,
+        query_modes=list(query_modes),
+        default_mode=default_mode,
     )
     binding.full_clean()
     binding.save()

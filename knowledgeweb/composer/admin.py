@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from django import forms
 from django.contrib import admin
 
 from knowledgeweb.bindings.forms import LinesField
+from knowledgeweb.bindings.rules import timeout_ceiling
 from knowledgeweb.composer.models import AnswerModel
 from knowledgeweb.composer.rules import CONTEXT_BUDGET_RANGE, MAX_TOKENS_RANGE, TIMEOUT_RANGE
 
@@ -40,8 +42,13 @@ class AnswerModelForm(forms.ModelForm):
             "context_budget": forms.NumberInput(
                 attrs={"min": CONTEXT_BUDGET_RANGE[0], "max": CONTEXT_BUDGET_RANGE[1]}
             ),
-            "timeout": forms.NumberInput(attrs={"min": TIMEOUT_RANGE[0], "max": TIMEOUT_RANGE[1]}),
+            "timeout": forms.NumberInput(attrs={"min": TIMEOUT_RANGE[0]}),
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The ceiling is read at each form, so a changed setting shows at once.
+        self.fields["timeout"].widget.attrs["max"] = timeout_ceiling()
 
 
 @admin.register(AnswerModel)

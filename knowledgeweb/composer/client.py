@@ -24,6 +24,7 @@ import httpx
 
 from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.providers.client import MAX_BODY_BYTES, build_client, detail_of
+from knowledgeweb.providers.deadline import Deadline
 from knowledgeweb.providers.redaction import Redactor
 
 _ERROR_BODY_BYTES = 64 * 1024
@@ -55,6 +56,10 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
     """
     redactor = server.redactor
     label = server.label
+    # One deadline for the whole answer: the transport gives every network operation only
+    # what is left of it (a stalled or trickling stream ends at the deadline, not later),
+    # and the loops below check it between events.
+    watchdog = Deadline(server.timeout)
     deadline = monotonic() + server.timeout
 
     def fail(code: ModelFault, message: str) -> ModelError:
@@ -74,7 +79,7 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
     timed_out = f"{label} sent no complete answer within {server.timeout:g} seconds."
     try:
         with (
-            build_client(timeout=server.timeout) as client,
+            build_client(timeout=server.timeout, deadline=watchdog) as client,
             client.stream("POST", url, json=body, headers=headers) as response,
         ):
             _check_status(response, label, fail, deadline)

@@ -38,7 +38,10 @@ class AnswerModel(models.Model):
         help_text="Characters of evidence sent with each question (500-400,000); the oldest evidence "
         "is dropped first, and the answer's metadata says what was dropped.",
     )
-    timeout = models.PositiveSmallIntegerField(default=60, help_text="Seconds for the whole answer, 1-120.")
+    timeout = models.PositiveSmallIntegerField(
+        default=60,
+        help_text="Seconds for the whole answer, one deadline; at most KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING (60).",
+    )
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="answer_models")
     agent_names = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledgeweb.bindings.rules import NAME_PATTERN, _check_agent_names, _url_problem
+from knowledgeweb.bindings.rules import NAME_PATTERN, _check_agent_names, _url_problem, timeout_ceiling
 from knowledgeweb.providers.credentials import KEY_ENV_PREFIX
 from knowledgeweb.providers.credentials import key_env_problem as binding_key_env_problem
 
@@ -15,7 +15,8 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 MAX_TOKENS_RANGE = (1, 32_768)
 #: Characters of evidence sent to the model (see ``knowledgeweb.composer.prompt``).
 CONTEXT_BUDGET_RANGE = (500, 400_000)
-#: The same ceiling as knowledge bindings' timeouts.
+#: Seconds; the upper end is further capped by the knowledge bindings' ceiling
+#: (KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING, see ``timeout_ceiling``).
 TIMEOUT_RANGE = (1, 120)
 MAX_MODEL_NAME = 200
 
@@ -69,7 +70,17 @@ def answer_model_problems(
         add("temperature", f"Enter a temperature from {low:g} to {high:g}.")
     _check_range(add, "max_output_tokens", max_output_tokens, MAX_TOKENS_RANGE, "tokens")
     _check_range(add, "context_budget", context_budget, CONTEXT_BUDGET_RANGE, "characters")
-    _check_range(add, "timeout", timeout, TIMEOUT_RANGE, "seconds")
+    ceiling = timeout_ceiling()
+    if (
+        not isinstance(timeout, int)
+        or isinstance(timeout, bool)
+        or not TIMEOUT_RANGE[0] <= timeout <= ceiling
+    ):
+        add(
+            "timeout",
+            f"Enter a whole number from {TIMEOUT_RANGE[0]} to {ceiling} seconds: the timeout bounds the whole "
+            f"answer, and KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING allows at most {ceiling}.",
+        )
     _check_agent_names(add, agent_names)
     return problems
 

@@ -1,7 +1,10 @@
 """The one HTTP client factory every adapter uses (SPEC §4).
 
 - redirects are never followed: a 3xx is an error and its target is never contacted;
-- the timeout is the binding's, both per network operation and for the whole answer;
+- the binding's timeout is ONE deadline for the whole search (``ProviderSession``):
+  every request, connection, header and body byte of the search must fit in it
+  (``knowledgeweb.providers.network`` enforces it on every socket operation);
+- a connection may cap the requests in flight at its origin across the whole process;
 - bodies are read as a stream and the read stops past ``MAX_BODY_BYTES``;
 - the credential travels only in a header and is redacted from every error.
 
@@ -14,26 +17,29 @@ import json
 import ssl
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cache
-from time import monotonic
 from types import TracebackType
 from typing import Any
 
 import httpx
 
+from knowledgeweb.providers.deadline import Deadline, DeadlinePassedError
 from knowledgeweb.providers.errors import (
     MalformedResponseError,
     ProviderConfigurationError,
     ProviderError,
     ProviderHTTPError,
+    ProviderRateLimitedError,
     ProviderRedirectError,
     ProviderTimeoutError,
     ProviderUnavailableError,
     ResponseTooLargeError,
 )
+from knowledgeweb.providers.network import DeadlineTransport
 from knowledgeweb.providers.redaction import Redactor
+from knowledgeweb.providers.slots import NoSlotInTimeError, origin_of, request_slot
 
 #: Response bodies are capped at 4 MiB.
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -67,10 +73,18 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def build_client(*, timeout: float, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The only place an ``httpx.Client`` is made for a provider."""
+def build_client(
+    *, timeout: float, transport: httpx.BaseTransport | None = None, deadline: Deadline | None = None
+) -> httpx.Client:
+    """The only place an ``httpx.Client`` is made for a provider.
+
+    Without a test transport, requests go through ``DeadlineTransport``, which ends
+    every network operation at ``deadline`` (a new one of ``timeout`` seconds if none is given).
+    """
     if transport is None and _overrides:
         transport = _overrides[-1]
+    if transport is None:
+        transport = DeadlineTransport(deadline=deadline or Deadline(timeout), ssl_context=_tls_context())
     return httpx.Client(
         follow_redirects=False,
         timeout=timeout,
@@ -92,6 +106,8 @@ class Connection:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     secrets: tuple[str, ...] = field(default=(), repr=False)
     transport: httpx.BaseTransport | None = field(default=None, repr=False, compare=False)
+    #: At most this many requests in flight at this origin, across every search in the process.
+    max_in_flight: int | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -131,13 +147,21 @@ def detail_of(body: Any, *keys: str, limit: int = 300) -> str:
 
 
 class ProviderSession:
-    """One client for one adapter call; use as a context manager."""
+    """One client and ONE deadline for one search; use as a context manager.
 
-    def __init__(self, connection: Connection) -> None:
+    Every request of the search shares the deadline, so the binding's timeout
+    bounds the search as a whole, however many requests it makes.
+    """
+
+    def __init__(self, connection: Connection, *, deadline: Deadline | None = None) -> None:
         self._connection = connection
         self._redactor = connection.redactor
         self._base = connection.base_url.rstrip("/")
-        self._client = build_client(timeout=connection.timeout, transport=connection.transport)
+        self.deadline = deadline or Deadline(connection.timeout)
+        self._origin = origin_of(connection.base_url)
+        self._client = build_client(
+            timeout=connection.timeout, transport=connection.transport, deadline=self.deadline
+        )
 
     def __enter__(self) -> ProviderSession:
         return self
@@ -154,42 +178,64 @@ class ProviderSession:
     def redactor(self) -> Redactor:
         return self._redactor
 
-    def get(self, path: str, *, params: QueryParams | None = None) -> Reply:
-        return self.request("GET", path, params=params)
+    def get(self, path: str, *, params: QueryParams | None = None, action: str = "request") -> Reply:
+        return self.request("GET", path, params=params, action=action)
 
-    def post(self, path: str, *, json_body: Any) -> Reply:
-        return self.request("POST", path, json_body=json_body)
+    def post(self, path: str, *, json_body: Any, action: str = "request") -> Reply:
+        return self.request("POST", path, json_body=json_body, action=action)
 
     def request(
-        self, method: str, path: str, *, params: QueryParams | None = None, json_body: Any = None
+        self,
+        method: str,
+        path: str,
+        *,
+        params: QueryParams | None = None,
+        json_body: Any = None,
+        action: str = "request",
     ) -> Reply:
-        """Send one request; raise a redacted ``ProviderError`` for anything but a readable answer."""
+        """Send one request; raise a redacted ``ProviderError`` for anything but a readable answer.
+
+        ``action`` names the request in a timeout message ("the retrieval request").
+        """
         label = self._connection.label
-        # httpx applies the timeout to each read, so a server trickling bytes could
-        # hold the call open far longer; the deadline bounds the whole answer.
-        deadline = monotonic() + self._connection.timeout
+        stage = "before it could send"
         try:
-            with self._client.stream(
-                method,
-                self._base + path,
-                params=params,
-                json=json_body,
-                # Ask for the body as it is: a compressed one could expand past the cap
-                # before anything counts it (see ``_read_capped``).
-                headers={**self._connection.headers, "Accept-Encoding": "identity"},
-            ) as response:
-                status = response.status_code
-                if 300 <= status < 400:
-                    raise self._fail(
-                        ProviderRedirectError,
-                        f"{label} answered HTTP {status} (a redirect). Redirects are never followed, "
-                        "so the new location was not contacted.",
-                    )
-                raw = self._read_capped(response, deadline)
-        except httpx.TimeoutException:
-            raise self._fail(
-                ProviderTimeoutError, f"{label} did not answer within {self._connection.timeout:g} seconds."
+            with self._slot():
+                self.deadline.bound(None)  # nothing starts once the deadline has passed
+                stage = "while connecting for"
+                with self._client.stream(
+                    method,
+                    self._base + path,
+                    params=params,
+                    json=json_body,
+                    # Ask for the body as it is: a compressed one could expand past the cap
+                    # before anything counts it (see ``_read_capped``).
+                    headers={**self._connection.headers, "Accept-Encoding": "identity"},
+                ) as response:
+                    stage = "while reading the response body of"
+                    status = response.status_code
+                    if 300 <= status < 400:
+                        raise self._fail(
+                            ProviderRedirectError,
+                            f"{label} answered HTTP {status} (a redirect). Redirects are never followed, "
+                            "so the new location was not contacted.",
+                        )
+                    raw = self._read_capped(response, action)
+        except NoSlotInTimeError:
+            limit = self._connection.max_in_flight
+            raise self._timeout(
+                f"while waiting for one of the {limit} requests this process lets run at once at "
+                f"{self._origin}, before it could send",
+                action,
             ) from None
+        except DeadlinePassedError:
+            raise self._timeout(stage, action) from None
+        except httpx.TimeoutException as exc:
+            if stage == "while connecting for" and isinstance(exc, httpx.WriteTimeout):
+                stage = "while sending"
+            elif stage == "while connecting for" and not isinstance(exc, httpx.ConnectTimeout):
+                stage = "while waiting for the response headers of"
+            raise self._timeout(stage, action) from None
         except httpx.TransportError as exc:
             raise self._fail(
                 ProviderUnavailableError, f"{label} could not be reached ({type(exc).__name__}: {exc})."
@@ -208,16 +254,28 @@ class ProviderSession:
                     MalformedResponseError, f"{label} answered with malformed JSON (HTTP {status})."
                 ) from None
             body = None
+        if status == 429:
+            retry = response.headers.get("retry-after", "").strip()
+            hint = f" It asks to retry after {retry} seconds." if retry.isdigit() else ""
+            raise self._fail(ProviderRateLimitedError, f"{label} answered HTTP 429: too many requests.{hint}")
         if status >= 500:
             detail = detail_of(body, "detail", "message")
             raise self._fail(
-                ProviderHTTPError, f"{label} answered HTTP {status}" + (f": {detail}" if detail else ".")
+                ProviderHTTPError,
+                f"{label} answered HTTP {status}" + (f": {detail}" if detail else "."),
+                status=status,
             )
         if 200 <= status < 300 and body is None:
             raise self._fail(MalformedResponseError, f"{label} answered with an empty body (HTTP {status}).")
         return Reply(status=status, body=body)
 
-    def _read_capped(self, response: httpx.Response, deadline: float) -> bytes:
+    def _slot(self) -> Any:
+        limit = self._connection.max_in_flight
+        if limit is None:
+            return nullcontext()
+        return request_slot(self._origin, limit, self.deadline)
+
+    def _read_capped(self, response: httpx.Response, action: str) -> bytes:
         label = self._connection.label
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -245,13 +303,20 @@ class ProviderSession:
                     f"{label}'s response passed the 4 MiB limit; reading stopped there.",
                 )
             chunks.append(chunk)
-            if monotonic() > deadline:
-                raise self._fail(
-                    ProviderTimeoutError,
-                    f"{label} did not answer within {self._connection.timeout:g} seconds.",
-                )
+            # The network transport already ends every read at the deadline; this also
+            # bounds a transport that yields without touching a socket (tests' mocks).
+            if self.deadline.passed:
+                raise DeadlinePassedError()
         return b"".join(chunks)
 
-    def _fail(self, error: type[ProviderError], message: str) -> ProviderError:
+    def _timeout(self, stage: str, action: str) -> ProviderError:
+        label = self._connection.label
+        return self._fail(
+            ProviderTimeoutError,
+            f"{label} sent no complete answer within {self.deadline.seconds:g} s, the binding's timeout "
+            f"for the whole search; it ran out {stage} the {action}.",
+        )
+
+    def _fail(self, error: type[ProviderError], message: str, **extra: Any) -> ProviderError:
         # The retrieval service logs failures; here we only make sure the message is safe.
-        return error(self._redactor.message(message))
+        return error(self._redactor.message(message), **extra)

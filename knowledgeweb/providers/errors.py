@@ -1,90 +1,138 @@
-"""Errors a provider call can raise.
+"""Errors a provider call can raise, each with a stable ``code`` by kind.
 
 Every message is written for the person or model reading the tool result, and
 is already redacted when it is raised: ``str(exc)`` is safe to store, log and show.
+The codes travel in API error bodies, in error tool messages' artifacts and in the
+OpenAPI schema; docs/decisions.md ("Provider deadlines and error codes") says why
+this set and what a caller should do about each.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ProviderErrorCode(StrEnum):
+    """Why a provider call failed, for a caller to act on without reading the message."""
+
+    #: The binding's timeout (one deadline for the whole search) ran out.
+    TIMEOUT = "provider_timeout"
+    #: No connection: name resolution, connect or TLS failed, or the connection dropped.
+    UNREACHABLE = "provider_unreachable"
+    #: The provider rejected the credential.
+    AUTH = "provider_auth"
+    #: The provider answered HTTP 429.
+    RATE_LIMITED = "provider_rate_limited"
+    #: The provider answered HTTP 5xx.
+    SERVER_ERROR = "provider_server_error"
+    #: The answer was not what the provider documents (malformed JSON, wrong shape, odd status).
+    BAD_RESPONSE = "provider_bad_response"
+    #: The provider understood the request and refused it (an error code, a validation error,
+    #: a selection that failed its checks).
+    REJECTED = "provider_rejected"
+    #: The provider answered with a redirect, which is never followed.
+    REDIRECT_REFUSED = "provider_redirect_refused"
+    #: The answer passed the 4 MiB cap (or was compressed); reading stopped.
+    TOO_LARGE = "provider_too_large"
+    #: The binding cannot be used as configured; nothing was sent.
+    MISCONFIGURED = "provider_misconfigured"
+    #: An unexpected failure inside this project's adapter (a bug); the traceback is logged.
+    ADAPTER_ERROR = "provider_adapter_error"
 
 
 class ProviderError(Exception):
     """A provider call failed. The message is redacted and safe to show."""
 
-    #: A stable machine-readable kind for API errors and logs.
-    kind = "provider_error"
+    code: ProviderErrorCode = ProviderErrorCode.BAD_RESPONSE
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: ProviderErrorCode | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+
+    @property
+    def kind(self) -> str:
+        """The code as a plain string (for logs)."""
+        return self.code.value
 
 
 class ProviderConfigurationError(ProviderError):
     """The connection cannot be used as configured; no request was sent."""
 
-    kind = "configuration"
+    code = ProviderErrorCode.MISCONFIGURED
 
 
 class MissingCredentialError(ProviderConfigurationError):
     """The environment variable a binding names is unset or empty; no request was sent."""
 
-    kind = "missing_credential"
-
 
 class ProviderAuthError(ProviderError):
     """The provider rejected the credential."""
 
-    kind = "authentication"
+    code = ProviderErrorCode.AUTH
 
 
 class ProviderTimeoutError(ProviderError):
-    """The provider did not answer within the binding's timeout."""
+    """The search's deadline (the binding's timeout) passed."""
 
-    kind = "timeout"
+    code = ProviderErrorCode.TIMEOUT
 
 
 class ProviderUnavailableError(ProviderError):
-    """The provider could not be reached at all."""
+    """The provider could not be reached at all, or the connection failed mid-answer."""
 
-    kind = "unavailable"
+    code = ProviderErrorCode.UNREACHABLE
+
+
+class ProviderRateLimitedError(ProviderError):
+    """The provider answered HTTP 429."""
+
+    code = ProviderErrorCode.RATE_LIMITED
 
 
 class ProviderRedirectError(ProviderError):
     """The provider answered with a redirect, which is never followed."""
 
-    kind = "redirect"
+    code = ProviderErrorCode.REDIRECT_REFUSED
 
 
 class ResponseTooLargeError(ProviderError):
     """The response body passed the size cap; reading stopped there."""
 
-    kind = "response_too_large"
+    code = ProviderErrorCode.TOO_LARGE
 
 
 class MalformedResponseError(ProviderError):
     """The response was not the JSON shape the provider documents."""
 
-    kind = "malformed_response"
+    code = ProviderErrorCode.BAD_RESPONSE
 
 
 class ProviderHTTPError(ProviderError):
-    """The provider answered with an unexpected HTTP status."""
+    """The provider answered with an unexpected HTTP status: 5xx is a server error, anything else a bad response."""
 
-    kind = "http_error"
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(
+            message,
+            code=ProviderErrorCode.SERVER_ERROR if status >= 500 else ProviderErrorCode.BAD_RESPONSE,
+        )
+        self.status = status
 
 
 class ProviderRejectedError(ProviderError):
     """The provider refused the request (an error code or a validation error)."""
 
-    kind = "rejected"
+    code = ProviderErrorCode.REJECTED
 
 
 class ScopeRejectedError(ProviderError):
     """The selected datasets or documents failed validation; nothing was searched."""
 
-    kind = "scope_rejected"
+    code = ProviderErrorCode.REJECTED
 
 
 class UnsupportedToolError(ProviderError):
     """The adapter does not offer the requested tool."""
 
-    kind = "unsupported_tool"
+    code = ProviderErrorCode.MISCONFIGURED

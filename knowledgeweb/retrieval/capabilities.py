@@ -10,6 +10,7 @@ from knowledgeweb.bindings.choices import REMOTE_PROVIDERS
 from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_for_user
 from knowledgeweb.retrieval.authorization import binding_refusal
+from knowledgeweb.retrieval.modes import mode_choices, mode_default
 from knowledgeweb.retrieval.registry import provider_capabilities
 
 
@@ -21,6 +22,9 @@ class BindingCapability:
     operations: tuple[str, ...]
     scope: str
     top_k: int
+    #: LightRAG: the query modes a search of this tool may name, and the one used when it names none.
+    query_modes: tuple[str, ...] = ()
+    default_mode: str | None = None
 
 
 def retrieval_capabilities(*, user: User, agent_name: str) -> list[BindingCapability]:
@@ -45,6 +49,8 @@ def retrieval_capabilities(*, user: User, agent_name: str) -> list[BindingCapabi
                         operations=tuple(capability.operations),
                         scope=binding.scope,
                         top_k=binding.top_k,
+                        query_modes=mode_choices(binding, capability.tool),
+                        default_mode=mode_default(binding, capability.tool),
                     )
                 )
     return offered

@@ -35,12 +35,20 @@ class RetrievalRefusedError(RetrievalError):
     code = "forbidden"
 
 
+class RetrievalModeError(RetrievalError):
+    """The search named a query mode its binding does not allow (422). No request was sent upstream."""
+
+    status = 422
+    code = "mode_not_allowed"
+
+
 class RetrievalFailedError(RetrievalError):
     """The provider failed and there was no thread to record it in (424 Failed Dependency).
 
     A 4xx because SPEC §7 answers every error with one; 424 says the request
-    failed because the upstream call it depended on did.
+    failed because the upstream call it depended on did. ``code`` says which way
+    it failed (``ProviderErrorCode``: provider_timeout, provider_auth, ...).
     """
 
     status = 424
-    code = "provider_error"
+    code = "provider_bad_response"

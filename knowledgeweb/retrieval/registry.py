@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from knowledgeweb.bindings.choices import BindingProvider
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalProvider
@@ -18,27 +20,38 @@ from knowledgeweb.providers.ragflow import DatasetSelection
 
 @dataclass(frozen=True)
 class ProviderRequest:
-    """What a factory needs beyond the binding: the credential read at use, and the scope."""
+    """What a factory needs beyond the binding: the credential read at use, the scope, the mode."""
 
     api_key: str | None
     selection: tuple[DatasetSelection, ...] | None
+    #: The LightRAG query mode this search runs in (``None``: the adapter's default).
+    mode: str | None = None
+
+
+def provider_timeout(binding: KnowledgeBinding) -> float:
+    """The binding's timeout, never above the ceiling (the binding rules refuse one above it anyway)."""
+    return float(min(binding.timeout, settings.KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING))
 
 
 ProviderFactory = Callable[[KnowledgeBinding, ProviderRequest], RetrievalProvider]
 
 
 def _ragflow(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
+    from knowledgeweb.retrieval.selections import CachedSelectionMemory
+
+    api_key = request.api_key or ""
     connection = ragflow.ragflow_connection(
-        base_url=binding.base_url, api_key=request.api_key or "", timeout=binding.timeout
+        base_url=binding.base_url, api_key=api_key, timeout=provider_timeout(binding)
     )
-    return ragflow.RagflowProvider(connection=connection, selection=request.selection)
+    memory = CachedSelectionMemory(binding=binding, api_key=api_key)
+    return ragflow.RagflowProvider(connection=connection, selection=request.selection, memory=memory)
 
 
 def _lightrag(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:
     connection = lightrag.lightrag_connection(
-        base_url=binding.base_url, api_key=request.api_key or "", timeout=binding.timeout
+        base_url=binding.base_url, api_key=request.api_key or "", timeout=provider_timeout(binding)
     )
-    return lightrag.LightragProvider(connection=connection)
+    return lightrag.LightragProvider(connection=connection, mode=request.mode)
 
 
 def _local(binding: KnowledgeBinding, request: ProviderRequest) -> RetrievalProvider:

@@ -13,7 +13,7 @@ from knowledgeweb.bindings.choices import BindingProvider, BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import selection_from_json
 from knowledgeweb.providers.ragflow import DatasetSelection
-from knowledgeweb.providers.ragflow.scope import selection_problems
+from knowledgeweb.providers.ragflow.scope import CheckedSelection, selection_problems
 from knowledgeweb.retrieval.errors import RetrievalInvalidError, RetrievalRefusedError
 
 RequestedScope = Literal["all"] | Sequence[DatasetSelection] | None
@@ -22,8 +22,16 @@ RequestedScope = Literal["all"] | Sequence[DatasetSelection] | None
 def scope_resolve(
     *, binding: KnowledgeBinding, requested: RequestedScope
 ) -> tuple[DatasetSelection, ...] | None:
-    """The selection to search (``None`` = everything the credential can see)."""
-    configured = selection_from_json(binding.selection) if binding.scope == BindingScope.SELECTED else None
+    """The selection to search (``None`` = everything the credential can see).
+
+    Each selection is checked once per search: a configured one by the binding's
+    rules in ``binding_authorize`` (which always runs first), a requested one here.
+    """
+    configured = (
+        CheckedSelection(selection_from_json(binding.selection))
+        if binding.scope == BindingScope.SELECTED
+        else None
+    )
     if requested is None or requested == "all":
         return configured
     if isinstance(requested, str):
@@ -43,7 +51,7 @@ def scope_resolve(
         )
     if configured is not None:
         _check_within(selection, configured, binding.name)
-    return selection
+    return CheckedSelection(selection)
 
 
 def _check_within(

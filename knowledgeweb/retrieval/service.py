@@ -19,10 +19,11 @@ from django.contrib.auth.models import User
 
 from knowledgeweb.bindings.choices import BindingProvider
 from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result
-from knowledgeweb.providers.errors import ProviderError
+from knowledgeweb.providers.errors import ProviderError, ProviderErrorCode
 from knowledgeweb.providers.redaction import Redactor
 from knowledgeweb.retrieval.authorization import binding_authorize
 from knowledgeweb.retrieval.errors import RetrievalFailedError, RetrievalInvalidError
+from knowledgeweb.retrieval.modes import mode_resolve
 from knowledgeweb.retrieval.registry import ProviderRequest, provider_for
 from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
 from knowledgeweb.threads.models import Thread
@@ -46,6 +47,8 @@ class SearchOutcome:
     provider: str
     message_id: UUID | None = None
     tool: str = "knowledge_search"
+    #: Why the provider failed (``status == "error"`` only).
+    error_code: ProviderErrorCode | None = None
 
 
 def retrieval_search(
@@ -58,12 +61,14 @@ def retrieval_search(
     scope: RequestedScope = None,
     thread_id: UUID | str | None = None,
     output_limit: int = TOOL_OUTPUT_LIMIT,
+    mode: str | None = None,
 ) -> SearchOutcome:
     """Run ``tool`` for ``user`` through one authorized binding.
 
     ``output_limit`` is the tool-output budget; server-side callers (the demo) may lower it.
+    ``mode`` picks one of a LightRAG binding's allowed query modes.
 
-    Raises ``RetrievalInvalidError`` / ``RetrievalRefusedError`` before any request,
+    Raises ``RetrievalInvalidError`` / ``RetrievalRefusedError`` / ``RetrievalModeError`` before any request,
     ``ThreadNotFound`` for a thread that is not the user's, ``QuotaExceededError`` for a
     thread or user at a quota (before any request, or at write for the tool message), and
     ``RetrievalFailedError`` for a provider failure when no thread is given.
@@ -80,20 +85,22 @@ def retrieval_search(
     authorized = binding_authorize(user=user, agent_name=agent_name, tool=tool, binding_name=binding_name)
     binding = authorized.binding
     selection = scope_resolve(binding=binding, requested=scope)
+    chosen_mode = mode_resolve(binding=binding, tool=tool, requested=mode)
     redactor = Redactor([authorized.api_key] if authorized.api_key else [])
 
     try:
-        adapter = provider_for(binding, ProviderRequest(api_key=authorized.api_key, selection=selection))
+        request = ProviderRequest(api_key=authorized.api_key, selection=selection, mode=chosen_mode)
+        adapter = provider_for(binding, request)
         result = adapter.search(query, tool=tool, top_k=binding.top_k)
     except ProviderError as exc:
-        return _failed(thread, binding.name, binding.provider, tool, redactor.message(str(exc)), exc.kind)
+        return _failed(thread, binding.name, binding.provider, tool, redactor.message(str(exc)), exc.code)
     except Exception as exc:
         # An adapter bug must still end as a clear, redacted failure, never a 500;
         # the traceback is logged redacted too.
         trace = redactor.message("".join(traceback.format_exception(exc)))
         logger.error("Retrieval adapter for binding %s raised unexpectedly:\n%s", binding.name, trace)
         reason = redactor.message(f"unexpected {type(exc).__name__} in the {binding.provider} adapter.")
-        return _failed(thread, binding.name, binding.provider, tool, reason, "adapter_error")
+        return _failed(thread, binding.name, binding.provider, tool, reason, ProviderErrorCode.ADAPTER_ERROR)
 
     content, artifact = format_result(_redacted(result, redactor))
     content, budgeted = enforce_output_budget(content, artifact, output_limit)
@@ -134,32 +141,41 @@ def retrieval_record(*, thread: Thread, outcome: SearchOutcome) -> SearchOutcome
 
 
 def _failed(
-    thread: Thread | None, binding_name: str, provider: str, tool: str, reason: str, kind: str
+    thread: Thread | None, binding_name: str, provider: str, tool: str, reason: str, code: ProviderErrorCode
 ) -> SearchOutcome:
     label = BindingProvider(provider).label if provider in BindingProvider.values else provider
     content = f"{tool} failed ({label}, binding '{binding_name}'): {reason}"
-    logger.warning("Retrieval via binding %s failed (%s): %s", binding_name, kind, reason)
+    logger.warning("Retrieval via binding %s failed (%s): %s", binding_name, code.value, reason)
     if thread is None:
-        raise RetrievalFailedError(content)
+        raise RetrievalFailedError(content, code=code.value)
+    # The artifact says why, for agents reading the thread back; it is no evidence
+    # (no reserved key), and the message is written untrusted like any caller's.
+    artifact = error_artifact(code)
     message = message_append(
         thread=thread,
         type="tool",
         name=tool,
         tool_call_id=_tool_call_id(),
         content=content,
-        artifact=None,
+        artifact=artifact,
         status="error",
         trusted=False,
     )
     return SearchOutcome(
         content=content,
-        artifact=None,
+        artifact=artifact,
         status="error",
         binding=binding_name,
         provider=provider,
         message_id=message.id,
         tool=tool,
+        error_code=code,
     )
+
+
+def error_artifact(code: ProviderErrorCode) -> dict[str, Any]:
+    """The artifact of an error tool message: ``{"error": {"code": "provider_timeout"}}``."""
+    return {"error": {"code": code.value}}
 
 
 def _redacted(result: RetrievalResult, redactor: Redactor) -> RetrievalResult:

@@ -198,7 +198,7 @@ def test_a_provider_failure_without_a_thread_answers_424_with_a_redacted_reason(
     assert response.json() == {
         "detail": "knowledge_search failed (LightRAG, binding 'lightrag-main'): "
         "LightRAG rejected the API key (HTTP 403): Invalid API Key [redacted]",
-        "code": "provider_error",
+        "code": "provider_auth",
     }
     assert Message.objects.count() == 0
 
@@ -211,8 +211,13 @@ def test_a_provider_failure_with_a_thread_is_recorded_as_an_error_tool_message(
     assert response.status_code == 200
     body = response.json()
     message = Message.objects.get()
-    assert (body["status"], body["artifact"], body["message_id"]) == ("error", None, str(message.id))
-    assert (message.status, message.artifact) == ("error", None)
+    assert (body["status"], body["artifact"], body["message_id"], body["error_code"]) == (
+        "error",
+        {"error": {"code": "provider_server_error"}},
+        str(message.id),
+        "provider_server_error",
+    )
+    assert (message.status, message.artifact) == ("error", {"error": {"code": "provider_server_error"}})
     assert "LightRAG answered HTTP 500: Internal server error (error_id: 9)" in message.content
     assert LIGHTRAG_KEY not in response.content.decode()
 
@@ -226,11 +231,14 @@ def test_capabilities_list_the_callers_tools_with_operations(
         "agent_name": "lead_agent",
         "tools": [
             {"binding": "lightrag-main", "provider": "lightrag", "tool": "knowledge_search",
-             "operations": ["search", "sources"], "scope": "all", "top_k": 20},
+             "operations": ["search", "sources"], "scope": "all", "top_k": 20,
+             "query_modes": ["mix"], "default_mode": "mix"},
             {"binding": "lightrag-main", "provider": "lightrag", "tool": "entity_relations_search",
-             "operations": ["search", "sources", "relations_search"], "scope": "all", "top_k": 20},
+             "operations": ["search", "sources", "relations_search"], "scope": "all", "top_k": 20,
+             "query_modes": ["hybrid"], "default_mode": "hybrid"},
             {"binding": "ragflow-main", "provider": "ragflow", "tool": "knowledge_search",
-             "operations": ["search", "sources", "dataset_filter", "document_filter"], "scope": "all", "top_k": 20},
+             "operations": ["search", "sources", "dataset_filter", "document_filter"], "scope": "all", "top_k": 20,
+             "query_modes": [], "default_mode": None},
         ],
     }  # fmt: skip
     other = api_client.get("/api/knowledge/capabilities", {"agent_name": "researcher"}).json()

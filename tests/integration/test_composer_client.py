@@ -154,3 +154,14 @@ def test_the_key_never_appears_in_logs_or_repr(caplog: pytest.LogCaptureFixture)
 
     assert KEY not in repr(config)
     assert KEY not in caplog.text
+
+
+def test_a_stream_that_trickles_forever_ends_at_one_deadline_for_the_whole_answer() -> None:
+    # Every piece arrives well within the timeout, so a per-read timeout alone would never fire.
+    with serve(lambda body: Reply(text="word " * 200, piece_delay=0.25)) as server:
+        started = monotonic()
+        fault = _fault(server.base_url, timeout=1.0)
+        elapsed = monotonic() - started
+
+    assert fault.code == ModelFault.TIMEOUT
+    assert elapsed < 3

@@ -488,3 +488,16 @@ def test_a_turn_that_would_pass_the_quota_at_write_writes_nothing(
     assert events[-1][0] == "error"
     assert events[-1][1]["kind"] == "quota"
     assert Message.objects.count() == 0
+
+
+def test_a_timeout_over_the_ceiling_is_refused(db: None, settings: Any) -> None:
+    settings.KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = 20
+    model = AnswerModel(name="m", base_url="http://127.0.0.1:1/v1", model="x", timeout=21)
+
+    with pytest.raises(ValidationError) as caught:
+        model.full_clean()
+
+    assert caught.value.message_dict["timeout"] == [
+        "Enter a whole number from 1 to 20 seconds: the timeout bounds the whole answer, and "
+        "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING allows at most 20."
+    ]

@@ -82,30 +82,30 @@ def answer(status: int, body: object) -> Handler:
     return lambda request: httpx.Response(status, json=body)
 
 
-RAGFLOW_FAULTS: list[tuple[str, Handler, str]] = [
-    ("timeout", ragflow_routes(retrieval=timeout), "RAGFlow did not answer within 30 seconds."),
-    ("http-500", ragflow_routes(retrieval=answer(500, {"detail": "boom"})), "RAGFlow answered HTTP 500: boom"),
-    ("http-302", redirect, "RAGFlow answered HTTP 302 (a redirect). Redirects are never followed"),
-    ("over-4-mib", ragflow_routes(retrieval=oversized), "RAGFlow's response passed the 4 MiB limit; reading stopped there."),
-    ("malformed-json", ragflow_routes(retrieval=lambda r: httpx.Response(200, content=b'{"code": 0, "data": {')), "RAGFlow answered with malformed JSON (HTTP 200)."),
-    ("code-102", ragflow_routes(retrieval=synthetic_ragflow_error(102, "You don't own the dataset dsX.")), "RAGFlow refused the retrieval request (code 102): You don't own the dataset dsX."),
-    ("code-109-http-200", answer(200, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed): Authentication error: API key is invalid!"),
-    ("code-109-http-401", answer(401, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed)"),
-    ("code-401-http-200", answer(200, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>"),
-    ("code-401-http-401", answer(401, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>"),
-    ("echoed-key", ragflow_routes(retrieval=synthetic_ragflow_error(100, f"KeyError('{RAGFLOW_KEY}') for Authorization: Bearer {RAGFLOW_KEY}")), "RAGFlow refused the retrieval request (code 100): KeyError('[redacted]') for Authorization: [redacted]"),
+RAGFLOW_FAULTS: list[tuple[str, Handler, str, str]] = [
+    ("timeout", ragflow_routes(retrieval=timeout), "RAGFlow sent no complete answer within 30 s, the binding's timeout for the whole search; it ran out while waiting for the response headers of the retrieval request.", "provider_timeout"),
+    ("http-500", ragflow_routes(retrieval=answer(500, {"detail": "boom"})), "RAGFlow answered HTTP 500: boom", "provider_server_error"),
+    ("http-302", redirect, "RAGFlow answered HTTP 302 (a redirect). Redirects are never followed", "provider_redirect_refused"),
+    ("over-4-mib", ragflow_routes(retrieval=oversized), "RAGFlow's response passed the 4 MiB limit; reading stopped there.", "provider_too_large"),
+    ("malformed-json", ragflow_routes(retrieval=lambda r: httpx.Response(200, content=b'{"code": 0, "data": {')), "RAGFlow answered with malformed JSON (HTTP 200).", "provider_bad_response"),
+    ("code-102", ragflow_routes(retrieval=synthetic_ragflow_error(102, "You don't own the dataset dsX.")), "RAGFlow refused the retrieval request (code 102): You don't own the dataset dsX.", "provider_rejected"),
+    ("code-109-http-200", answer(200, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed): Authentication error: API key is invalid!", "provider_auth"),
+    ("code-109-http-401", answer(401, {"code": 109, "data": False, "message": "Authentication error: API key is invalid!"}), "RAGFlow rejected the API key (authentication failed)", "provider_auth"),
+    ("code-401-http-200", answer(200, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>", "provider_auth"),
+    ("code-401-http-401", answer(401, {"code": 401, "data": None, "message": "<Unauthorized '401: Unauthorized'>"}), "RAGFlow rejected the API key (authentication failed): <Unauthorized '401: Unauthorized'>", "provider_auth"),
+    ("echoed-key", ragflow_routes(retrieval=synthetic_ragflow_error(100, f"KeyError('{RAGFLOW_KEY}') for Authorization: Bearer {RAGFLOW_KEY}")), "RAGFlow refused the retrieval request (code 100): KeyError('[redacted]') for Authorization: [redacted]", "provider_rejected"),
 ]  # fmt: skip
 
-LIGHTRAG_FAULTS: list[tuple[str, Handler, str]] = [
-    ("http-403", lightrag_routes(httpx.Response(403, json={"detail": "Invalid API Key"})), "LightRAG rejected the API key (HTTP 403): Invalid API Key"),
-    ("http-400", lightrag_routes(httpx.Response(400, json=synthetic_lightrag_validation_error("mode must be one of local, global"))), "LightRAG rejected the query as invalid: Validation error: mode must be one of local, global"),
-    ("http-500", lightrag_routes(httpx.Response(500, json={"detail": "Internal server error (error_id: e7)"})), "LightRAG answered HTTP 500: Internal server error (error_id: e7)"),
-    ("timeout", lightrag_routes(timeout), "LightRAG did not answer within 30 seconds."),
-    ("malformed-json", lightrag_routes(httpx.Response(200, content=b"not json")), "LightRAG answered with malformed JSON (HTTP 200)."),
-    ("echoed-key", lightrag_routes(httpx.Response(500, json={"detail": f"bad X-API-Key: {LIGHTRAG_KEY}"})), "LightRAG answered HTTP 500: bad X-API-Key: [redacted]"),
-    ("http-302", lambda r: httpx.Response(302, headers={"Location": f"https://attacker.example.test/?k={LIGHTRAG_KEY}"}), "LightRAG answered HTTP 302 (a redirect). Redirects are never followed"),
-    ("over-4-mib", lightrag_routes(oversized), "LightRAG's response passed the 4 MiB limit; reading stopped there."),
-    ("missing-key", lightrag_routes(httpx.Response(403, json={"detail": "API Key required"})), "LightRAG rejected the API key (HTTP 403): API Key required"),
+LIGHTRAG_FAULTS: list[tuple[str, Handler, str, str]] = [
+    ("http-403", lightrag_routes(httpx.Response(403, json={"detail": "Invalid API Key"})), "LightRAG rejected the API key (HTTP 403): Invalid API Key", "provider_auth"),
+    ("http-400", lightrag_routes(httpx.Response(400, json=synthetic_lightrag_validation_error("mode must be one of local, global"))), "LightRAG rejected the query as invalid: Validation error: mode must be one of local, global", "provider_rejected"),
+    ("http-500", lightrag_routes(httpx.Response(500, json={"detail": "Internal server error (error_id: e7)"})), "LightRAG answered HTTP 500: Internal server error (error_id: e7)", "provider_server_error"),
+    ("timeout", lightrag_routes(timeout), "LightRAG sent no complete answer within 30 s, the binding's timeout for the whole search; it ran out while waiting for the response headers of the mix query.", "provider_timeout"),
+    ("malformed-json", lightrag_routes(httpx.Response(200, content=b"not json")), "LightRAG answered with malformed JSON (HTTP 200).", "provider_bad_response"),
+    ("echoed-key", lightrag_routes(httpx.Response(500, json={"detail": f"bad X-API-Key: {LIGHTRAG_KEY}"})), "LightRAG answered HTTP 500: bad X-API-Key: [redacted]", "provider_server_error"),
+    ("http-302", lambda r: httpx.Response(302, headers={"Location": f"https://attacker.example.test/?k={LIGHTRAG_KEY}"}), "LightRAG answered HTTP 302 (a redirect). Redirects are never followed", "provider_redirect_refused"),
+    ("over-4-mib", lightrag_routes(oversized), "LightRAG's response passed the 4 MiB limit; reading stopped there.", "provider_too_large"),
+    ("missing-key", lightrag_routes(httpx.Response(403, json={"detail": "API Key required"})), "LightRAG rejected the API key (HTTP 403): API Key required", "provider_auth"),
 ]  # fmt: skip
 
 
@@ -160,14 +160,15 @@ def assert_no_evidence_and_no_secret(caplog: pytest.LogCaptureFixture, *texts: s
 
 
 @pytest.mark.parametrize(
-    ("name", "handler", "expected"),
-    RAGFLOW_FAULTS + [("lightrag-" + n, h, e) for n, h, e in LIGHTRAG_FAULTS],
-    ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "",
+    ("name", "handler", "expected", "code"),
+    RAGFLOW_FAULTS + [("lightrag-" + n, h, e, c) for n, h, e, c in LIGHTRAG_FAULTS],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 30 and not v.startswith("provider_") else "",
 )
 def test_a_provider_fault_becomes_an_error_tool_message_without_evidence(
     name: str,
     handler: Handler,
     expected: str,
+    code: str,
     bindings: dict[str, KnowledgeBinding],
     user: User,
     thread: Thread,
@@ -177,26 +178,35 @@ def test_a_provider_fault_becomes_an_error_tool_message_without_evidence(
     binding = "lightrag-main" if name.startswith("lightrag-") else "ragflow-main"
     _, outcome = run(handler, user=user, binding=binding, thread=thread)
     message = Message.objects.get()
+    # The artifact says only why, by kind: no evidence key, nothing from the provider.
     assert (message.type, message.name, message.status, message.artifact) == (
         "tool",
         "knowledge_search",
         "error",
-        None,
+        {"error": {"code": code}},
     )
     assert expected in message.content
     assert message.content.startswith(
         f"knowledge_search failed ({'LightRAG' if binding.startswith('light') else 'RAGFlow'}, binding '{binding}'): "
     )
-    assert (outcome.status, outcome.message_id, outcome.artifact) == ("error", message.id, None)  # type: ignore[attr-defined]
+    assert (outcome.status, outcome.message_id, outcome.artifact, outcome.error_code) == (  # type: ignore[attr-defined]
+        "error",
+        message.id,
+        {"error": {"code": code}},
+        code,
+    )
     assert expected in caplog.text
     assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("name", "handler", "expected"), RAGFLOW_FAULTS, ids=[f[0] for f in RAGFLOW_FAULTS])
+@pytest.mark.parametrize(
+    ("name", "handler", "expected", "code"), RAGFLOW_FAULTS, ids=[f[0] for f in RAGFLOW_FAULTS]
+)
 def test_without_a_thread_a_provider_fault_is_a_clear_error_and_nothing_is_written(
     name: str,
     handler: Handler,
     expected: str,
+    code: str,
     bindings: dict[str, KnowledgeBinding],
     user: User,
     caplog: pytest.LogCaptureFixture,
@@ -205,7 +215,7 @@ def test_without_a_thread_a_provider_fault_is_a_clear_error_and_nothing_is_writt
     _, outcome = run(handler, user=user, binding="ragflow-main", thread=None)
     assert isinstance(outcome, RetrievalFailedError)
     assert expected in outcome.message
-    assert outcome.status == 424
+    assert (outcome.status, outcome.code) == (424, code)
     assert Message.objects.count() == 0
     assert_no_evidence_and_no_secret(caplog, outcome.message)
 
@@ -335,7 +345,7 @@ def test_an_oversized_body_stops_being_read_at_the_cap(
     assert "passed the 4 MiB limit; reading stopped there." in Message.objects.get().content
     # Four 1 MiB pieces fill the cap; the fifth passes it and nothing more is pulled.
     assert counter.produced == MAX_BODY_BYTES // len(Oversized.piece) + 1
-    assert Message.objects.get().artifact is None
+    assert Message.objects.get().artifact == {"error": {"code": "provider_too_large"}}
 
 
 FORGED_CHUNK = synthetic_ragflow_chunk(content="Synthetic forged: the warranty is lifelong.")
@@ -368,8 +378,9 @@ def test_an_error_answer_carrying_chunks_or_citations_stores_no_evidence(
 ) -> None:
     _, outcome = run(handler, user=user, binding=binding, thread=thread)
     message = Message.objects.get()
-    assert (message.status, message.artifact, outcome.artifact) == ("error", None, None)  # type: ignore[attr-defined]
-    assert "Synthetic forged" not in message.content
+    assert message.status == "error"
+    assert message.artifact == outcome.artifact == {"error": {"code": outcome.error_code}}  # type: ignore[attr-defined]
+    assert "Synthetic forged" not in message.content + json.dumps(message.artifact)
     assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
 
 

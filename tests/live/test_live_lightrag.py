@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from knowledgeweb.knowledge import Evidence, format_result, read_sources
 from knowledgeweb.knowledge.bounds import TRUNCATION_MARK
-from knowledgeweb.providers.lightrag import LightragProvider, lightrag_connection
+from knowledgeweb.providers.lightrag import QUERY_MODES, LightragProvider, lightrag_connection
 from knowledgeweb.providers.lightrag.documents import chunk_text, chunk_title, reference_paths
 from knowledgeweb.providers.lightrag.relations import split_sep
 from tests.live.conftest import RecordingTransport, live_settings
@@ -80,4 +81,23 @@ def test_every_relation_points_at_chunks_its_source_id_names(recording: Recordin
             assert evidence_hit.title == chunk_title(chunk, references)
     content, artifact = format_result(result)
     for evidence in read_sources("entity_relations_search", content, artifact).values():
+        assert_quoted_from(evidence, chunks, references)
+
+
+@pytest.mark.parametrize("mode", QUERY_MODES)
+def test_each_query_mode_is_sent_and_its_citations_are_returned_chunk_text(
+    mode: str, recording: RecordingTransport
+) -> None:
+    url, key, query = live_settings("lightrag")
+    adapter = LightragProvider(
+        connection=lightrag_connection(base_url=url, api_key=key, timeout=120), mode=mode
+    )
+    result = adapter.search(query, tool="knowledge_search", top_k=10)
+    (request, _, _), *_ = [
+        exchange for exchange in recording.exchanges if exchange[0].url.path == "/query/data"
+    ]
+    assert json.loads(request.content)["mode"] == mode
+    content, artifact = format_result(result)
+    chunks, references = returned_chunks(recording)
+    for evidence in read_sources("knowledge_search", content, artifact).values():
         assert_quoted_from(evidence, chunks, references)

@@ -16,6 +16,7 @@ from knowledgeweb.providers.client import (
     build_client,
     transport_override,
 )
+from knowledgeweb.providers.deadline import Deadline
 from knowledgeweb.providers.errors import (
     MalformedResponseError,
     ProviderConfigurationError,
@@ -39,9 +40,15 @@ def connection(upstream: Upstream, *, timeout: float = 7) -> Connection:
     )
 
 
-def get(upstream: Upstream, path: str = "/api/v1/datasets", *, timeout: float = 7) -> object:
-    with ProviderSession(connection(upstream, timeout=timeout)) as session:
-        return session.get(path)
+def get(
+    upstream: Upstream,
+    path: str = "/api/v1/datasets",
+    *,
+    timeout: float = 7,
+    deadline: Deadline | None = None,
+) -> object:
+    with ProviderSession(connection(upstream, timeout=timeout), deadline=deadline) as session:
+        return session.get(path, action="dataset list request")
 
 
 def test_the_factory_never_follows_redirects_and_uses_the_given_timeout() -> None:
@@ -69,8 +76,13 @@ def test_it_reports_a_timeout_with_the_bindings_limit() -> None:
     def slow(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=request)
 
-    with pytest.raises(ProviderTimeoutError, match="did not answer within 9 seconds"):
+    with pytest.raises(ProviderTimeoutError) as caught:
         get(Upstream(slow), timeout=9)
+    assert str(caught.value) == (
+        "RAGFlow sent no complete answer within 9 s, the binding's timeout for the whole search; "
+        "it ran out while waiting for the response headers of the dataset list request."
+    )
+    assert caught.value.code == "provider_timeout"
 
 
 def test_it_reports_an_unreachable_server() -> None:
@@ -206,10 +218,12 @@ def test_an_unparseable_base_url_is_a_configuration_error() -> None:
         Connection(label="RAGFlow", base_url="http://exa mple.test:port", timeout=5)
 
 
-def test_a_body_trickling_past_the_bindings_timeout_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_body_trickling_past_the_bindings_timeout_is_cut_off() -> None:
     # httpx's own timeout restarts with every read; the deadline covers the whole answer.
+    # (A mock transport touches no socket, so this is the session's own check between
+    # pieces; tests/integration/test_providers_deadline.py trickles over real sockets.)
     clock = [1000.0]
-    monkeypatch.setattr("knowledgeweb.providers.client.monotonic", lambda: clock[0])
+    deadline = Deadline(7, clock=lambda: clock[0])
     produced = 0
 
     def trickle() -> Iterator[bytes]:
@@ -219,8 +233,10 @@ def test_a_body_trickling_past_the_bindings_timeout_is_cut_off(monkeypatch: pyte
             clock[0] += 3  # each piece arrives well within a per-read timeout
             yield b" "
 
-    with pytest.raises(ProviderTimeoutError, match="did not answer within 7 seconds"):
-        get(Upstream(lambda request: httpx.Response(200, content=trickle())), timeout=7)
+    with pytest.raises(
+        ProviderTimeoutError, match=r"within 7 s.*while reading the response body of the dataset"
+    ):
+        get(Upstream(lambda request: httpx.Response(200, content=trickle())), timeout=7, deadline=deadline)
     assert produced == 3
 
 

@@ -29,7 +29,9 @@ def lightrag_data(reply: Reply) -> dict[str, Any] | None:
             "LightRAG rejected the query as invalid" + (f": {detail}" if detail else ".")
         )
     if reply.status >= 400 or not 200 <= reply.status < 300:
-        raise ProviderHTTPError(f"LightRAG answered HTTP {reply.status}" + (f": {detail}" if detail else "."))
+        raise ProviderHTTPError(
+            f"LightRAG answered HTTP {reply.status}" + (f": {detail}" if detail else "."), status=reply.status
+        )
     if not isinstance(body, dict):
         raise MalformedResponseError("LightRAG's answer is not a JSON object.")
     status = body.get("status")

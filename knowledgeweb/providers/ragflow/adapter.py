@@ -10,9 +10,10 @@ from knowledgeweb.providers.client import Connection, ProviderSession
 from knowledgeweb.providers.errors import MalformedResponseError, ScopeRejectedError, UnsupportedToolError
 from knowledgeweb.providers.ragflow.chunks import chunk_hit, titles_from_doc_aggs
 from knowledgeweb.providers.ragflow.datasets import Dataset, dataset_list
-from knowledgeweb.providers.ragflow.documents import validate_documents
+from knowledgeweb.providers.ragflow.documents import MAX_BATCHES_IN_FLIGHT, validate_documents
+from knowledgeweb.providers.ragflow.memory import SelectionMemory
 from knowledgeweb.providers.ragflow.replies import ragflow_data
-from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
+from knowledgeweb.providers.ragflow.scope import CheckedSelection, DatasetSelection, selection_problems
 
 PROVIDER = "ragflow"
 TOOL = "knowledge_search"
@@ -31,27 +32,42 @@ CAPABILITIES = (
 
 
 def ragflow_connection(*, base_url: str, api_key: str, timeout: float) -> Connection:
-    """RAGFlow authenticates with ``Authorization: Bearer <key>``."""
+    """RAGFlow authenticates with ``Authorization: Bearer <key>``.
+
+    At most 4 requests are in flight at one RAGFlow host across the whole process,
+    whatever the number of concurrent searches (SPEC §4's cap, held per host).
+    """
     return Connection(
         label="RAGFlow",
         base_url=base_url,
         timeout=timeout,
         headers={"Authorization": f"Bearer {api_key}"},
         secrets=(api_key,),
+        max_in_flight=MAX_BATCHES_IN_FLIGHT,
     )
 
 
 class RagflowProvider:
-    """Searches the datasets a RAGFlow key can see, or a validated selection of them."""
+    """Searches the datasets a RAGFlow key can see, or a validated selection of them.
+
+    A ``CheckedSelection`` has already passed ``selection_problems`` (the retrieval
+    service checks each selection once per search: a configured one with the
+    binding's rules, a requested one when it resolves the scope); any other
+    selection is checked here, before any request. Then each document is checked
+    with RAGFlow, unless ``memory`` recalls the selection as confirmed.
+    """
 
     def __init__(
         self,
         *,
         connection: Connection,
         selection: Sequence[DatasetSelection] | None = None,
+        memory: SelectionMemory | None = None,
     ) -> None:
         self._connection = connection
-        self._selection = tuple(selection) if selection is not None else None
+        self._selection = CheckedSelection(selection) if selection is not None else None
+        self._checked = isinstance(selection, CheckedSelection)
+        self._memory = memory
 
     def capabilities(self) -> Sequence[KnowledgeCapabilities]:
         return CAPABILITIES
@@ -59,7 +75,7 @@ class RagflowProvider:
     def search(self, query: str, *, tool: str = TOOL, top_k: int = 20) -> RetrievalResult:
         if tool != TOOL:
             raise UnsupportedToolError(f"RAGFlow offers only {TOOL}, not {tool}.")
-        if self._selection is not None:
+        if self._selection is not None and not self._checked:
             problems = selection_problems(self._selection)
             if problems:
                 raise ScopeRejectedError("The selected scope was rejected: " + " ".join(problems))
@@ -90,7 +106,14 @@ class RagflowProvider:
                 + ", ".join(f"dataset {dataset_id}" for dataset_id in missing)
                 + " is not visible to this binding's API key."
             )
-        selection = validate_documents(session, self._selection)
+        selection: tuple[DatasetSelection, ...] = self._selection
+        narrowed = any(item.document_ids for item in selection)
+        # A selection confirmed moments ago is not checked again; RAGFlow still checks
+        # that the datasets own the documents when it retrieves.
+        if narrowed and not (self._memory is not None and self._memory.recalls(selection)):
+            selection = validate_documents(session, selection)
+            if self._memory is not None:
+                self._memory.remember(self._selection)
         return [(visible[item.dataset_id], item.document_ids) for item in selection]
 
     def _retrieve(
@@ -112,7 +135,8 @@ class RagflowProvider:
         }
         if document_ids:
             body["document_ids"] = document_ids
-        data = ragflow_data(session.post("/api/v1/retrieval", json_body=body), action="retrieval request")
+        reply = session.post("/api/v1/retrieval", json_body=body, action="retrieval request")
+        data = ragflow_data(reply, action="retrieval request")
         if not isinstance(data, dict) or not isinstance(data.get("chunks", []), list):
             raise MalformedResponseError("RAGFlow's retrieval answer has no 'chunks' list.")
         names = {dataset.id: dataset.name for dataset in datasets if dataset.name}

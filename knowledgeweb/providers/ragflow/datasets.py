@@ -25,7 +25,9 @@ def dataset_list(session: ProviderSession) -> list[Dataset]:
     """Every dataset visible to the key, in RAGFlow's order."""
     datasets: list[Dataset] = []
     for page in range(1, MAX_PAGES + 1):
-        reply = session.get("/api/v1/datasets", params={"page": page, "page_size": PAGE_SIZE})
+        reply = session.get(
+            "/api/v1/datasets", params={"page": page, "page_size": PAGE_SIZE}, action="dataset list request"
+        )
         data = ragflow_data(reply, action="dataset list request")
         if not isinstance(data, list):
             raise MalformedResponseError("RAGFlow's dataset list is not a list.")

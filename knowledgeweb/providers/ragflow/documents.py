@@ -1,8 +1,10 @@
 """Validation of selected documents before any search (PROVIDERS.md, "Documents").
 
-Ids go to RAGFlow in batches of at most 100, at most 4 batches in flight. Any
-batch error, missing document or non-searchable document rejects the whole
-scope: a search never runs over a narrower or broader set than was selected.
+Ids go to RAGFlow in batches of at most 100, at most 4 batches in flight (and at
+most 4 requests in flight at the host across the whole process, see
+``knowledgeweb.providers.slots``). Any batch error, missing document or
+non-searchable document rejects the whole scope: a search never runs over a
+narrower or broader set than was selected. Every batch shares the search's deadline.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from knowledgeweb.providers.errors import (
     MalformedResponseError,
     ProviderAuthError,
     ProviderError,
+    ProviderTimeoutError,
     ScopeRejectedError,
 )
 from knowledgeweb.providers.ragflow.replies import ragflow_data
@@ -77,10 +80,13 @@ def _validate_batch(session: ProviderSession, batch: _Batch, total: int) -> tupl
     where = f"batch {batch.position} of {total} (dataset {batch.dataset_id})"
     try:
         return _check_batch(session, batch, where)
-    except (ProviderAuthError, ScopeRejectedError):
+    except (ProviderAuthError, ScopeRejectedError, ProviderTimeoutError):
+        # A timeout is the search's deadline, not a verdict on the documents.
         raise
     except ProviderError as exc:
-        raise ScopeRejectedError(f"The selected documents were rejected: {where} failed: {exc}") from None
+        raise ScopeRejectedError(
+            f"The selected documents were rejected: {where} failed: {exc}", code=exc.code
+        ) from None
 
 
 def _check_batch(session: ProviderSession, batch: _Batch, where: str) -> tuple[str, ...]:
@@ -115,6 +121,7 @@ def _listed(
     reply = session.get(
         f"/api/v1/datasets/{quote(batch.dataset_id, safe='')}/documents",
         params=[("page", 1), ("page_size", len(filters)), *filters],
+        action=f"document check of {where}",
     )
     data = ragflow_data(reply, action="document check")
     docs = data.get("docs") if isinstance(data, dict) else None

@@ -31,7 +31,8 @@ def ragflow_data(reply: Reply, *, action: str) -> Any:
         )
     if reply.status >= 400:
         raise ProviderHTTPError(
-            f"RAGFlow answered HTTP {reply.status} to the {action}" + (f": {detail}" if detail else ".")
+            f"RAGFlow answered HTTP {reply.status} to the {action}" + (f": {detail}" if detail else "."),
+            status=reply.status,
         )
     if not isinstance(body, dict) or not isinstance(code, int) or isinstance(code, bool):
         raise MalformedResponseError(f"RAGFlow's answer to the {action} has no numeric 'code'.")

@@ -51,3 +51,13 @@ def selection_problems(selection: Iterable[DatasetSelection]) -> list[str]:
             f"{count} documents are selected; at most {MAX_SELECTED_DOCUMENTS} documents may be selected."
         )
     return problems
+
+
+class CheckedSelection(tuple[DatasetSelection, ...]):
+    """A selection that has passed ``selection_problems`` once in this search.
+
+    The retrieval service hands the adapter one of these so the same selection is
+    not checked again; anything else reaching the adapter is checked there.
+    """
+
+    __slots__ = ()
