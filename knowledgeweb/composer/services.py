@@ -162,7 +162,8 @@ def turn_prepare(
     except RetrievalError as exc:
         raise AnswerError(str(exc), kind="provider") from exc
 
-    earlier = thread_messages(thread=thread) if thread is not None else []
+    # Artifacts stay unloaded: memoized evidence needs none, and a miss loads only its own.
+    earlier = thread_messages(thread=thread, with_artifacts=False) if thread is not None else []
     found = messages_sources(earlier)
     groups = [list(found.get(m.id, {}).values()) for m in earlier if m.type == MessageType.TOOL]
     groups.append(list(read_sources(outcome.tool, outcome.content, outcome.artifact).values()))

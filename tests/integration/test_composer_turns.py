@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from collections.abc import Iterator
@@ -204,17 +205,51 @@ def test_a_client_that_disconnects_mid_stream_leaves_nothing(web: Client, corpus
 
 
 @pytest.mark.parametrize(
-    ("reply", "code"),
+    ("reply", "code", "said"),
     [
-        (Reply(text="   "), "model_empty_answer"),
-        (Reply(status=429, error_message="slow down"), "model_rate_limited"),
-        (Reply(status=404, error_message="model 'standin-1' not found"), "model_not_found"),
-        (Reply(status=502, error_message="upstream"), "model_server_error"),
-        (Reply(text="Half an answer. More", truncate_after=3), "model_stream_truncated"),
-        (Reply(text="Half an answer. More", malformed_after=2), "model_bad_response"),
+        (
+            Reply(text="   "),
+            "model_empty_answer",
+            "The answer model sent an empty answer; nothing was stored as one.",
+        ),
+        (
+            Reply(status=429, error_message="slow down"),
+            "model_rate_limited",
+            "Answer model 'm' is rate limiting requests (HTTP 429): slow down Try again later.",
+        ),
+        (
+            Reply(status=404, error_message="model 'standin-1' not found"),
+            "model_not_found",
+            "Answer model 'm' answered HTTP 404: model 'standin-1' not found Check the base URL",
+        ),
+        (
+            Reply(status=403, error_message="forbidden"),
+            "model_auth",
+            "Answer model 'm' refused the credential (HTTP 403): forbidden Check the key variable.",
+        ),
+        (
+            Reply(status=502, error_message="upstream"),
+            "model_server_error",
+            "Answer model 'm' failed with HTTP 502: upstream",
+        ),
+        (
+            Reply(text="Half an answer. More", truncate_after=3),
+            "model_stream_truncated",
+            "Answer model 'm''s stream ended before the answer was finished; the partial answer was not stored.",
+        ),
+        (
+            Reply(text="Half an answer. More", malformed_after=2),
+            "model_bad_response",
+            "Answer model 'm' sent a stream event that is not JSON.",
+        ),
+        (
+            Reply(text="Half an answer. More", finish_reason="length"),
+            "model_length_limit",
+            "Answer model 'm' stopped at its output-token limit; the cut answer was not stored.",
+        ),
     ],
 )
-def test_faults_are_recorded_outcomes(web: Client, corpus: User, reply: Reply, code: str) -> None:
+def test_faults_are_recorded_outcomes(web: Client, corpus: User, reply: Reply, code: str, said: str) -> None:
     with serve(lambda body: reply) as server:
         _model(server, corpus)
         response = web.post("/ask/", {"question": "kingfishers", "binding": "local", "composer": "m"})
@@ -223,7 +258,41 @@ def test_faults_are_recorded_outcomes(web: Client, corpus: User, reply: Reply, c
     assert response["Location"] == f"/threads/{thread.id}/"
     (message,) = _ai(thread)
     assert (message.status, _composer(message)["outcome"]) == ("error", code)
+    assert message.content.startswith(said)
     assert "Half an answer" not in message.content
+    page = web.get(response["Location"]).content.decode()
+    assert said.split(":")[0] in html.unescape(page)
+
+
+@pytest.mark.parametrize(
+    ("form", "status", "said"),
+    [
+        ({"question": "", "binding": "local", "composer": "m"}, 400, "Enter a question."),
+        ({"question": "q" * 2001, "binding": "local", "composer": "m"}, 400, "at most 2000 characters"),
+        (
+            {"question": "kingfishers", "binding": "nope", "composer": "m"},
+            403,
+            "No binding named 'nope' is available to you.",
+        ),
+        (
+            {"question": "kingfishers", "binding": "local", "composer": "nope"},
+            403,
+            "No answer model named 'nope' is available to you.",
+        ),
+    ],
+)
+def test_refusals_before_the_stream_say_why_and_write_nothing(
+    web: Client, corpus: User, form: dict[str, str], status: int, said: str
+) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        response = web.post("/ask/stream/", form)
+
+    assert response.status_code == status
+    assert said in response.json()["error"]
+    assert server.requests == []
+    assert Thread.objects.count() == 0
+    assert Message.objects.count() == 0
 
 
 def test_context_over_budget_sends_nothing_and_says_why(web: Client, corpus: User) -> None:
