@@ -34,7 +34,7 @@
       return node;
     }
     var inert = document.createElement("span");
-    inert.className = "citation-inert live-citation";
+    inert.className = "citation live-citation";
     inert.setAttribute("data-citation", part.cite);
     inert.textContent = (part.label || "").replace(/^citation:/, "") +
       (part.cite === "malformed" ? " (malformed citation)" : " (unverified)");
