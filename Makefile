@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test lint typecheck pytest pytest-postgres chromium bench clean
+.PHONY: install run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,24 @@ run: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py demo
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# The production server (README, "Serving in production"): DEBUG off, SECRET_KEY and
+# ALLOWED_HOSTS from the environment, gunicorn's threaded workers on HOST:PORT
+# (127.0.0.1:8000 by default). Re-renders stale messages when the project has the
+# `rerender` command.
+serve: install
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput -v 0
+	@if $(BIN)/python manage.py help --commands | grep -qx rerender; then \
+		$(BIN)/python manage.py rerender; \
+	else echo "No rerender command in this version: nothing to re-render."; fi
+	exec $(BIN)/gunicorn -c python:knowledgeweb.ops.gunicorn_conf
+
+# Starts `make serve` on PostgreSQL and Redis when they answer (SQLite otherwise) and
+# measures it under load for a bounded time (bench/load.py).
+loadtest: install
+	$(BIN)/python bench/load.py
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -53,6 +71,11 @@ pytest-postgres: install
 	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
 
 test: lint typecheck pytest pytest-postgres
+
+# Builds (or verifies) the real-LightRAG tests' cache ahead, e.g. before going offline; the
+# tests' own fixture does the same on first use (README, "The real LightRAG server in the tests").
+lightrag-cache: install
+	$(BIN)/python -m tests.lightrag_real.installation
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -18,6 +18,8 @@ Target: ask <= 1.1 x bare + 5 ms.
 
 from __future__ import annotations
 
+import os
+import secrets
 import sys
 import threading
 from typing import Any
@@ -34,6 +36,8 @@ ANSWER = "Kingfishers dive for fish from a perch. They nest in river banks. " * 
 
 
 def main() -> int:
+    # Thirty-odd questions a minute from one user: the per-user ask limit would refuse them.
+    os.environ["RATE_LIMIT_ASK"] = "off"
     setup_django()
     import httpx
     from django.contrib.auth.models import User
@@ -79,9 +83,13 @@ def main() -> int:
         client = Client()
         client.force_login(user)
         session = client.cookies["sessionid"].value
-        web = httpx.Client(base_url=app_url, cookies={"sessionid": session}, headers={"Host": "testserver"})
-        web.get("/ask/")
-        csrf = web.cookies["csrftoken"]
+        # Cookies are Secure off DEBUG and this server is plain HTTP: send them by hand, with a
+        # CSRF secret of our own (Django accepts a 32-character secret as cookie and token).
+        csrf = secrets.token_hex(16)
+        web = httpx.Client(
+            base_url=app_url,
+            headers={"Host": "testserver", "Cookie": f"sessionid={session}; csrftoken={csrf}"},
+        )
         form = {
             "question": "kingfishers",
             "binding": "local",

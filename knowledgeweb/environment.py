@@ -7,11 +7,14 @@ instead of misbehaving later.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -37,20 +40,6 @@ def env_bool(name: str, default: bool = False, *, environ: Mapping[str, str] | N
     raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no, on/off), not {raw!r}.")
 
 
-def env_int(name: str, default: int, *, minimum: int = 1, environ: Mapping[str, str] | None = None) -> int:
-    """Read a whole number of at least ``minimum`` (``_`` separators allowed: ``536_870_912``)."""
-    raw = env_str(name, environ=environ)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}.")
-    return value
-
-
 def env_list(name: str, default: list[str], *, environ: Mapping[str, str] | None = None) -> list[str]:
     """Read a comma-separated list; blank items are an error, not silently dropped."""
     raw = env_str(name, environ=environ)
@@ -62,11 +51,97 @@ def env_list(name: str, default: list[str], *, environ: Mapping[str, str] | None
     return items
 
 
-def database_from_url(url: str, *, base_dir: str) -> dict[str, Any]:
+def env_int(
+    name: str,
+    default: int,
+    *,
+    minimum: int = 0,
+    maximum: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Read a whole number within ``minimum``..``maximum`` (``_`` separators allowed: ``536_870_912``).
+
+    Unset or blank means ``default``.
+    """
+    raw = env_str(name, environ=environ)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and at most {maximum}" if maximum is not None else ""
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}{upper}, not {value}.")
+    return value
+
+
+def env_float(
+    name: str,
+    default: float,
+    *,
+    minimum: float = 0.0,
+    maximum: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> float:
+    """Read a finite number of seconds (or any positive quantity) within bounds."""
+    raw = env_str(name, environ=environ)
+    if raw is None:
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.") from None
+    if not math.isfinite(value) or value <= minimum or (maximum is not None and value > maximum):
+        upper = f" and at most {maximum:g}" if maximum is not None else ""
+        raise ImproperlyConfigured(f"{name} must be more than {minimum:g}{upper}, not {raw!r}.")
+    return value
+
+
+def env_choice(
+    name: str, choices: tuple[str, ...], default: str, *, environ: Mapping[str, str] | None = None
+) -> str:
+    """Read one of ``choices`` (case-insensitive); the result is spelled as in ``choices``."""
+    raw = env_str(name, environ=environ)
+    if raw is None:
+        return default
+    for choice in choices:
+        if raw.strip().lower() == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {raw!r}.")
+
+
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+
+
+def env_proxy_ssl_header(name: str, *, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """Read the header a TLS-terminating proxy sets on HTTPS requests, as Django wants it.
+
+    ``X-Forwarded-Proto`` means that header with the value ``https``; ``Name=value``
+    names another value. Unset (the default) trusts no header: only opt in behind a
+    proxy that always sets or strips it, or any client could claim HTTPS.
+    """
+    raw = env_str(name, environ=environ)
+    if raw is None or not raw.strip():
+        return None
+    header, _, value = raw.strip().partition("=")
+    value = value.strip() or "https"
+    if not _HEADER_NAME.match(header.strip()):
+        raise ImproperlyConfigured(
+            f"{name} must be a header name such as X-Forwarded-Proto (optionally =value), not {raw!r}."
+        )
+    return "HTTP_" + header.strip().upper().replace("-", "_"), value
+
+
+def database_from_url(url: str, *, base_dir: str, conn_max_age: int = 0) -> dict[str, Any]:
     """Translate ``DATABASE_URL`` into a Django ``DATABASES['default']`` entry.
 
     Accepted: ``sqlite:///relative/or/absolute.sqlite3`` and
-    ``postgres://`` / ``postgresql://user:password@host:port/name``.
+    ``postgres://`` / ``postgresql://user:password@host:port/name``. PostgreSQL
+    URLs are parsed by dj-database-url (query options such as ``sslmode`` become
+    connection options); ``conn_max_age`` keeps connections open between requests
+    (with a health check before reuse) and is 0 (close after each request) unless
+    the production server asks for more.
     """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -88,26 +163,25 @@ def database_from_url(url: str, *, base_dir: str) -> dict[str, Any]:
                 "DATABASE_URL for PostgreSQL must name a database, e.g. postgres://host/db."
             )
         try:
-            port = parts.port
+            parts.port  # noqa: B018 - dj-database-url would not say which part is wrong
         except ValueError as exc:
             raise ImproperlyConfigured(f"DATABASE_URL has an invalid port: {exc}.") from exc
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": name,
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
-            "CONN_MAX_AGE": 60,
-            "CONN_HEALTH_CHECKS": True,
-        }
+        config: dict[str, Any] = dict(
+            dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=conn_max_age > 0)
+        )
+        config["ENGINE"] = "django.db.backends.postgresql"
+        config["PORT"] = str(config.get("PORT") or "")
+        options = config.setdefault("OPTIONS", {})
+        # A database that does not answer must fail a request (and /readyz) quickly,
+        # not after the operating system's TCP timeout.
+        options.setdefault("connect_timeout", 5)
+        return config
     raise ImproperlyConfigured(
         f"DATABASE_URL must start with sqlite:// or postgres://, not {scheme + '://' if scheme else repr(url)}."
     )
 
 
-def cache_from_url(url: str) -> dict[str, Any]:
+def cache_from_url(url: str, *, timeout: float = 0.2) -> dict[str, Any]:
     """Translate ``CACHE_URL`` into a Django ``CACHES['default']`` entry.
 
     ``locmem://`` (the default) keeps the cache in the process; ``redis://`` and
@@ -123,21 +197,34 @@ def cache_from_url(url: str) -> dict[str, Any]:
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
     if scheme in {"redis", "rediss"}:
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+        # Short socket timeouts, no retries, and a pause after a failure: a hung Redis
+        # costs a request one timeout, then the app runs without the cache (ops/cache.py).
+        return {
+            "BACKEND": "knowledgeweb.ops.cache.ResilientRedisCache",
+            "LOCATION": url,
+            "OPTIONS": {"socket_timeout": timeout, "socket_connect_timeout": timeout},
+        }
     raise ImproperlyConfigured(f"CACHE_URL must start with locmem:// or redis://, not {url!r}.")
 
 
-def env_bounded_int(
-    name: str, default: int, *, minimum: int, maximum: int, environ: Mapping[str, str] | None = None
-) -> int:
-    """Read a whole number within ``minimum..maximum``; anything else stops start-up with a clear message."""
+_PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+
+
+def env_rate(name: str, default: str, *, environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """Read a rate limit ``N/period`` (``30/minute``, ``5/10second``) as ``(N, seconds)``.
+
+    ``off`` disables the limit (``None``). The default is parsed like a value, so it
+    is spelled the way the README documents it.
+    """
     raw = env_str(name, environ=environ)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
-    if not minimum <= value <= maximum:
-        raise ImproperlyConfigured(f"{name} must be from {minimum} to {maximum}, not {value}.")
-    return value
+    text = default if raw is None else raw
+    if text.strip().lower() == "off":
+        return None
+    match = _RATE.match(text)
+    if match is None or int(match.group(1)) < 1 or match.group(2) == "0":
+        raise ImproperlyConfigured(
+            f"{name} must be a rate such as 30/minute, 5/10second or 1000/hour (or off), not {text!r}."
+        )
+    count, multiple, period = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
+    return count, multiple * _PERIODS[period]

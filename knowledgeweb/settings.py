@@ -11,9 +11,12 @@ from knowledgeweb.environment import (
     cache_from_url,
     database_from_url,
     env_bool,
-    env_bounded_int,
+    env_choice,
+    env_float,
     env_int,
     env_list,
+    env_proxy_ssl_header,
+    env_rate,
     env_str,
 )
 
@@ -47,10 +50,21 @@ INSTALLED_APPS = [
     "knowledgeweb.web",
     "knowledgeweb.demo",
     "knowledgeweb.mcp_server",
+    "knowledgeweb.ops",
 ]
 
 MIDDLEWARE = [
+    # Outermost: one log line per request (with its id), then JSON for every API error
+    # whoever produced it, then the health probes (answered before host checks and
+    # HTTPS redirects, so a load balancer's plain-HTTP probe by IP works).
+    "knowledgeweb.ops.requestlog.RequestLogMiddleware",
+    "knowledgeweb.ops.apierrors.ApiJsonErrorsMiddleware",
+    "knowledgeweb.ops.health.HealthProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files answer here, already compressed; nothing below runs for them.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Pages and JSON (docs/decisions.md, "Serving": why compression is safe here).
+    "django.middleware.gzip.GZipMiddleware",
     "knowledgeweb.web.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -58,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "knowledgeweb.ops.logins.LoginRateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "knowledgeweb.urls"
@@ -81,12 +96,27 @@ WSGI_APPLICATION = "knowledgeweb.wsgi.application"
 
 DATABASES = {
     "default": database_from_url(
-        env_str("DATABASE_URL") or "sqlite:///var/knowledgeweb.sqlite3", base_dir=str(BASE_DIR)
+        env_str("DATABASE_URL") or "sqlite:///var/knowledgeweb.sqlite3",
+        base_dir=str(BASE_DIR),
+        # 0 (close after each request) unless the production server asks for more: the
+        # development server starts a thread per request, and each would keep its own
+        # connection. gunicorn's fixed thread pool sets 60 (knowledgeweb/ops/gunicorn_conf.py).
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CACHES = {"default": cache_from_url(env_str("CACHE_URL") or "locmem://")}
+CACHES = {
+    "default": cache_from_url(
+        env_str("CACHE_URL") or "locmem://",
+        timeout=env_float("CACHE_TIMEOUT", 0.2, maximum=10),
+    )
+}
+# After a cache failure, each process skips the cache this long before trying again.
+CACHE_RETRY_AFTER = env_float("CACHE_RETRY_AFTER", 5.0, maximum=3600)
+
+# /readyz: how long the database and the cache each get to answer.
+READINESS_TIMEOUT = env_float("READINESS_TIMEOUT", 2.0, maximum=60)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -106,38 +136,99 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Hashed names (cached for a year by browsers) with gzip copies made by
+    # collectstatic; WhiteNoise serves them (`make serve` collects first).
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
+# HTTPS, usually behind a TLS-terminating proxy (README, "Serving in production").
+SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+# Probes come from the proxy or the orchestrator over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# How many proxies in front of us append to X-Forwarded-For; 0 trusts none of it and
+# the client address is the socket's peer (knowledgeweb/ops/clients.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, maximum=10)
+
+# Cookies travel only over HTTPS once DEBUG is off; a plain-HTTP trial says so explicitly.
+SECURE_COOKIES = env_bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
 SESSION_COOKIE_HTTPONLY = True
+# Pages carry the CSRF token in their forms; no script reads the cookie.
+CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Rate limits ("N/second|minute|hour", or "off"), counted in the shared cache so
+# every worker sees the same count (knowledgeweb/ops/ratelimit.py).
+RATE_LIMITS = {
+    # Searches per API token (or per session user).
+    "search": env_rate("RATE_LIMIT_SEARCH", "60/minute"),
+    # Questions per user, for any ask endpoint that enforces it.
+    "ask": env_rate("RATE_LIMIT_ASK", "20/minute"),
+    # Failed bearer-token checks per client address; past it every token check answers 429.
+    "token_failure": env_rate("RATE_LIMIT_TOKEN_FAILURES", "20/minute"),
+    # Failed sign-ins (site and admin) per client address.
+    "login_failure": env_rate("RATE_LIMIT_LOGIN_FAILURES", "10/minute"),
+}
+# Part of every limiter key; the test suite gives each test its own.
+RATE_LIMIT_NAMESPACE = "rl"
+
 # Largest request body the API accepts; larger bodies answer 413 before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Quotas on what one thread and one user may store (knowledgeweb.threads.quotas; README
 # "Configuration"). Bytes are UTF-8 bytes of message content plus artifact JSON.
-QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000)
-QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024)
-QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000)
-QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024)
+QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000, minimum=1)
+QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024, minimum=1)
+QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000, minimum=1)
+QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024, minimum=1)
 # Providers (README "Configuration"): no binding's timeout, which bounds a whole search,
 # may exceed this ceiling; keep the server's worker timeout above it.
-KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_bounded_int(
+KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_int(
     "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING", 60, minimum=1, maximum=120
 )
 # How long a RAGFlow selection whose documents were all confirmed searchable is
 # searched again without a new check (seconds; 0 checks on every search).
-KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL = env_bounded_int(
+KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL = env_int(
     "KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL", 300, minimum=0, maximum=86400
 )
+LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")
+LOG_FORMAT = env_choice("LOG_FORMAT", ("text", "json"), "text")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "INFO"},
+    "filters": {"request_id": {"()": "knowledgeweb.ops.logs.RequestIdFilter"}},
+    "formatters": {
+        # Both redact credentials in URLs and the configured passwords (ops/redaction.py).
+        "text": {
+            "()": "knowledgeweb.ops.logs.RedactingFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
+        "json": {"()": "knowledgeweb.ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Our request line already records every 4xx; Django's would say it twice.
+        "django.request": {"level": "ERROR"},
+    },
 }
+
+# DEBUG's error page and error reports: no password from a URL, a setting or the environment.
+DEFAULT_EXCEPTION_REPORTER = "knowledgeweb.ops.redaction.RedactingExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "knowledgeweb.ops.redaction.RedactingReporterFilter"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +23,12 @@ def _empty_cache(django_db_setup: None) -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings: Any) -> None:
+    """Each test counts its rate limits afresh, so no test locks out another (even on a shared Redis)."""
+    settings.RATE_LIMIT_NAMESPACE = f"rl-test-{uuid.uuid4().hex}"
 
 
 @pytest.fixture

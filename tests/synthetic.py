@@ -253,27 +253,40 @@ def synthetic_lightrag_success(
             {**chunk, "reference_id": numbers.get(chunk["file_path"], "")} if "file_path" in chunk else chunk
             for chunk in chunks
         ]
+    entities, relationships = entities or [], relationships or []
+    # As the real server reports it (tests/lightrag_real/test_wire.py): naive mode skips the
+    # keyword step and the graph, so it counts chunks only.
+    if mode == "naive":
+        keywords: dict[str, list[str]] = {"high_level": [], "low_level": []}
+        processing: dict[str, int] = {"total_chunks_found": len(chunks), "final_chunks_count": len(chunks)}
+    else:
+        keywords = {"high_level": ["synthetic"], "low_level": ["acme"]}
+        processing = {
+            "total_entities_found": len(entities),
+            "total_relations_found": len(relationships),
+            "entities_after_truncation": len(entities),
+            "relations_after_truncation": len(relationships),
+            "merged_chunks_count": len(chunks),
+            "final_chunks_count": len(chunks),
+        }
     return {
         "status": "success",
         "message": "Query processed successfully",
         "data": {
-            "entities": entities or [],
-            "relationships": relationships or [],
+            "entities": entities,
+            "relationships": relationships,
             "chunks": chunks,
             "references": references,
         },
-        "metadata": {
-            "query_mode": mode,
-            "keywords": {"high_level": ["synthetic"], "low_level": ["acme"]},
-            "processing_info": {"total_chunks_found": len(chunks)},
-        },
+        "metadata": {"query_mode": mode, "keywords": keywords, "processing_info": processing},
     }
 
 
 def synthetic_lightrag_no_results(mode: str = "hybrid") -> dict[str, Any]:
+    """A synthetic "nothing found" body; naive mode words it differently (checked against 1.5.7)."""
     return {
         "status": "failure",
-        "message": "Query returned no results",
+        "message": "No relevant document chunks found." if mode == "naive" else "Query returned no results",
         "data": {},
         "metadata": {"failure_reason": "no_results", "mode": mode},
     }

@@ -16,6 +16,12 @@ from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
 from knowledgeweb.accounts.services import token_authenticate
+from knowledgeweb.accounts.tokens import token_digest
+from knowledgeweb.ops import ratelimit
+from knowledgeweb.ops.clients import client_address
+
+#: Failed token checks per client address (``RATE_LIMIT_TOKEN_FAILURES``).
+TOKEN_FAILURES = "token_failure"  # noqa: S105 - a limit scope, not a secret
 
 
 class InvalidTokenError(AuthenticationError):
@@ -39,8 +45,13 @@ class BearerTokenAuth(HttpBearer):
         return self.authenticate(request, token.strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> User:
+        # An address that has used up its failures is refused before the lookup, right
+        # token or wrong, so guessing costs a window per few attempts (429, Retry-After).
+        address = client_address(request)
+        ratelimit.check(TOKEN_FAILURES, address)
         user = token_authenticate(raw_token=token)
         if user is None:
+            ratelimit.record(TOKEN_FAILURES, address)
             # A wrong token must not fall through to the session: say so plainly.
             raise InvalidTokenError()
         return user
@@ -69,6 +80,20 @@ class SessionCookieAuth(APIKeyCookie):
 
 #: The authentication every API operation uses: a token first, then the session.
 api_auth = [BearerTokenAuth(), SessionCookieAuth()]
+
+
+def rate_limit_key(request: HttpRequest) -> str:
+    """Whom a per-caller rate limit counts: the bearer token itself, else the session's user."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return "token:" + token_digest(token.strip())
+    return f"user:{request_user(request).pk}"
+
+
+def rate_limit(request: HttpRequest, scope: str) -> None:
+    """Count this request against the caller's ``scope`` limit (e.g. ``"search"``); 429 past it."""
+    ratelimit.consume(scope, rate_limit_key(request))
 
 
 def request_user(request: HttpRequest) -> User:

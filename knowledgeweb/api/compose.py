@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
-from knowledgeweb.api.auth import request_user
+from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
 from knowledgeweb.threads.selectors import thread_get_for_owner
 
@@ -89,6 +89,7 @@ class AskErrorOut(Schema):
         404: AskErrorOut,
         422: AskErrorOut,
         424: AskErrorOut,
+        429: AskErrorOut,
     },
     summary="Ask a follow-up question in a thread",
 )
@@ -101,6 +102,8 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     """
     user = request_user(request)
     thread = thread_get_for_owner(owner=user, thread_id=thread_id)
+    # The serving work's per-caller limit on questions (RATE_LIMIT_ASK): 429 past it, nothing run.
+    rate_limit(request, "ask")
     try:
         prepared = turn_prepare(
             user=user,

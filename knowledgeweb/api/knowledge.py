@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 from pydantic import BaseModel
 
-from knowledgeweb.api.auth import request_user
+from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.providers.lightrag import QUERY_MODES
 from knowledgeweb.providers.ragflow import DatasetSelection
@@ -184,8 +184,10 @@ def search(request: HttpRequest, payload: SearchIn) -> Status[Any]:
     thread a provider failure answers 424. Either way ``code`` / ``error_code`` says
     which kind of failure it was. Refusals (403), invalid requests (400) and a query
     mode the binding does not allow (422) send nothing upstream. The binding's timeout
-    bounds the whole search, every request of it included.
+    bounds the whole search, every request of it included. Searches are limited per
+    token (429 with ``Retry-After``).
     """
+    rate_limit(request, "search")
     return Status(200, search_run(user=request_user(request), payload=payload))
 
 

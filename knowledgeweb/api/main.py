@@ -13,24 +13,33 @@ Status codes:
 - 409 a change to a written message;
 - 413 a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB), or a write past a quota;
 - 422 a well-formed request with invalid content, including a malformed thread id;
-- 424 a provider failure when no thread was given to record it.
+- 424 a provider failure when no thread was given to record it;
+- 429 a rate limit (``Retry-After`` says when to try again);
+- 500 an unexpected error: JSON too, with DEBUG on or off, never a traceback.
 
-Retrieval errors add a stable ``code`` beside ``detail``.
+Every error carries a stable ``code`` beside ``detail``: retrieval errors their own,
+the rest one per status (``knowledgeweb.ops.apierrors.CODES``). Errors that never
+reach these handlers (an unknown route, a wrong method) are turned into the same
+shape by ``knowledgeweb.ops.apierrors.ApiJsonErrorsMiddleware``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from knowledgeweb.api import compose, knowledge, threads
 from knowledgeweb.api.auth import api_auth
+from knowledgeweb.ops.apierrors import code_for
+from knowledgeweb.ops.ratelimit import RateLimited
 from knowledgeweb.retrieval import RetrievalError
 from knowledgeweb.threads.errors import (
     ExportFormatError,
@@ -42,7 +51,48 @@ from knowledgeweb.threads.errors import (
     ThreadsError,
 )
 
-api = NinjaAPI(
+logger = logging.getLogger(__name__)
+
+
+class KnowledgewebAPI(NinjaAPI):
+    """The API, whose schema also documents the answers every operation may give."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                if isinstance(operation, dict) and "responses" in operation:
+                    operation["responses"].setdefault("429", _RATE_LIMITED_RESPONSE)
+        return schema
+
+
+_RATE_LIMITED_RESPONSE = {
+    "description": (
+        "Too many requests: searches per token, or failed token checks per client address "
+        "(then every token check from that address). Limits come from the environment "
+        "(README, 'Serving in production')."
+    ),
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds until the limit's window ends.",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    },
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "detail": {"type": "string"},
+                    "code": {"type": "string", "enum": ["rate_limited"]},
+                },
+                "required": ["detail", "code"],
+            }
+        }
+    },
+}
+
+api = KnowledgewebAPI(
     title="knowledgeweb API",
     version="1",
     description=(
@@ -51,11 +101,12 @@ api = NinjaAPI(
         "(unsafe methods then need the `X-CSRFToken` header). Errors are JSON "
         '`{"detail": "..."}`: 400 unparseable JSON, 401 missing or invalid credentials, '
         "403 a retrieval you may not run (nothing is sent upstream), "
-        "404 no such thread of yours (another user's thread too), 413 a body over "
-        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB or a write past a thread or user "
-        "quota (nothing written), 422 invalid content "
-        "(including a malformed thread id), 424 a provider failure with no thread to record it in. "
-        "Retrieval errors also carry a stable `code`."
+        "404 no such thread of yours (another user's thread too), 405 a method the route does not "
+        f"take, 413 a body over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} MiB or a write past a "
+        "thread or user quota (nothing written), "
+        "422 invalid content (including a malformed thread id), 424 a provider failure with no "
+        "thread to record it in, 429 a rate limit (with `Retry-After`), 500 an unexpected error. "
+        "Every error also carries a stable `code`."
     ),
     docs_url="/docs",
     urls_namespace="api",
@@ -68,7 +119,30 @@ api.add_router("/knowledge", knowledge.router)
 
 
 def _error(request: HttpRequest, status: int, detail: str, **extra: object) -> HttpResponse:
-    return api.create_response(request, {"detail": detail, **extra}, status=status)
+    body: dict[str, object] = {"detail": detail, "code": code_for(status), **extra}
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(RateLimited)
+def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = _error(request, 429, exc.detail)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, 404, "Not found.")
+
+
+@api.exception_handler(Exception)
+def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # ninja's default answers a plain-text traceback under DEBUG; an agent gets JSON,
+    # and the traceback goes to the log (passwords redacted there).
+    logger.exception("Unhandled error in %s %s", request.method, request.path)
+    request_id = getattr(request, "request_id", "")
+    suffix = f" (request id {request_id})" if request_id else ""
+    return _error(request, 500, f"Internal server error{suffix}; it has been logged.")
 
 
 @api.exception_handler(ThreadsError)

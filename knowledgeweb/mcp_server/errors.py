@@ -3,8 +3,8 @@
 The API turns each domain error into JSON in exactly one place, its exception handlers
 (``knowledgeweb.api.main``). Rather than keep a second table that could drift, the MCP
 server asks those handlers for the response and passes its body on, adding the HTTP
-``status`` the API would have answered and, where the API's body has no ``code``, a
-code named after that status. Retrieval refusals keep their own codes
+``status`` the API would have answered and, where the API's body has no ``code``, the
+code the API gives that status (``knowledgeweb.ops.apierrors``). Retrieval refusals keep their own codes
 (``binding_unavailable``, ``forbidden``, ``provider_error``, ...).
 """
 
@@ -18,19 +18,7 @@ from ninja.errors import ValidationError as NinjaValidationError
 from pydantic import ValidationError
 
 from knowledgeweb.api.main import api
-
-#: The code of an error whose API body carries none, by the status the API answers.
-STATUS_CODES = {
-    400: "invalid_request",
-    401: "unauthenticated",
-    403: "forbidden",
-    404: "not_found",
-    409: "conflict",
-    413: "too_large",
-    422: "invalid_content",
-    424: "provider_error",
-    429: "rate_limited",
-}
+from knowledgeweb.ops.apierrors import code_for
 
 INTERNAL_ERROR: dict[str, Any] = {"detail": "Internal server error.", "code": "internal_error", "status": 500}
 
@@ -58,7 +46,7 @@ def error_body(exc: Exception) -> dict[str, Any]:
         # With DEBUG on, ninja's fallback answers a traceback as text: never pass that on.
         return dict(INTERNAL_ERROR)
     body: dict[str, Any] = json.loads(response.content)
-    body.setdefault("code", STATUS_CODES.get(response.status_code, "error"))
+    body.setdefault("code", code_for(response.status_code))
     body["status"] = response.status_code
     return body
 

@@ -64,6 +64,7 @@ from knowledgeweb.mcp_server.identity import (
 )
 from knowledgeweb.mcp_server.server import build_server, client_name
 from knowledgeweb.mcp_server.stdio import package_version
+from knowledgeweb.ops.ratelimit import RateLimited
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ def http_caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
 def _authenticate(raw_token: str, client_address: str) -> User:
     close_old_connections()
     try:
+        limits.token_check_allowed(client_address=client_address)
         return token_user(raw_token)
     except AuthenticationError:
         limits.failed_token_check(client_address=client_address)
@@ -136,6 +138,8 @@ class _Refused(Exception):  # noqa: N818 - a control-flow signal inside the guar
 def _refusal(exc: Exception) -> _Refused:
     body = error_body(exc)
     headers = {"WWW-Authenticate": 'Bearer realm="knowledgeweb"'} if body["status"] == 401 else None
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after)}
     return _Refused(body["status"], body, headers)
 
 

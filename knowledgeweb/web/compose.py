@@ -39,6 +39,7 @@ from knowledgeweb.composer.services import (
     turn_prepare,
     turn_run,
 )
+from knowledgeweb.ops import ratelimit
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
@@ -113,6 +114,8 @@ def _form_error(form: forms.Form) -> tuple[str, str]:
 
 def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
     user = cast(User, request.user)
+    # The serving work's per-user limit on questions (RATE_LIMIT_ASK); 429 past it, nothing run.
+    ratelimit.consume("ask", f"user:{user.pk}")
     form = TurnInput(request.POST)
     if not form.is_valid():
         message, kind = _form_error(form)
@@ -156,6 +159,11 @@ def thread_ask(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     except AnswerError as exc:
         context = {"thread": thread, "error": exc.message, "error_kind": exc.kind}
         return render(request, "web/thread_ask_error.html", context, status=_ERROR_STATUS[exc.kind])
+    except ratelimit.RateLimited as exc:
+        context = {"thread": thread, "error": exc.detail, "error_kind": "rate"}
+        response = render(request, "web/thread_ask_error.html", context, status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
     return redirect(_thread_url(result))
 
 
@@ -165,18 +173,32 @@ def run_form_turn(request: HttpRequest) -> HttpResponse | AnswerError:
         result = turn_run(_prepare(request, None))
     except AnswerError as exc:
         return exc
+    except ratelimit.RateLimited as exc:
+        return AnswerError(exc.detail, kind="question")
     return redirect(_thread_url(result))
 
 
 def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponseBase:
+    # An event stream must reach the browser event by event. GZipMiddleware would compress
+    # it through one gzip stream that holds small writes back until a block fills, so the
+    # stream is sent uncompressed: the middleware reads this header when the response passes.
+    request.META["HTTP_ACCEPT_ENCODING"] = "identity"
     try:
         prepared = _prepare(request, thread)
     except AnswerError as exc:
         return JsonResponse({"error": exc.message, "kind": exc.kind}, status=_ERROR_STATUS[exc.kind])
+    except ratelimit.RateLimited as exc:
+        return _too_many(exc)
     response = StreamingHttpResponse(_sse(prepared), content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache, no-store"
     # Proxies (nginx) must pass each event on at once rather than buffer the stream.
     response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _too_many(exc: ratelimit.RateLimited) -> HttpResponseBase:
+    response = JsonResponse({"error": exc.detail, "kind": "rate"}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
     return response
 
 

@@ -23,7 +23,8 @@ def test_a_request_without_credentials_answers_401_and_writes_nothing(client: Cl
     response = client.post("/api/threads", NEW_THREAD, content_type="application/json")
     assert response.status_code == 401
     assert response.json() == {
-        "detail": "Authentication required: send 'Authorization: Bearer <token>' or use a logged-in session."
+        "detail": "Authentication required: send 'Authorization: Bearer <token>' or use a logged-in session.",
+        "code": "unauthenticated",
     }
     assert response["WWW-Authenticate"].startswith("Bearer")
     assert Thread.objects.count() == 0
@@ -37,7 +38,7 @@ def test_an_invalid_token_answers_401_and_writes_nothing(client: Client, user: U
         "/api/threads", NEW_THREAD, content_type="application/json", HTTP_AUTHORIZATION=header
     )
     assert response.status_code == 401
-    assert response.json() == {"detail": "Invalid or revoked API token."}
+    assert response.json() == {"detail": "Invalid or revoked API token.", "code": "unauthenticated"}
     assert Thread.objects.count() == 0
 
 
@@ -45,7 +46,7 @@ def test_a_wrong_token_does_not_fall_back_to_the_session(client: Client, user: U
     client.force_login(user)
     response = client.get("/api/threads", HTTP_AUTHORIZATION="Bearer kwt_wrong")
     assert response.status_code == 401
-    assert response.json() == {"detail": "Invalid or revoked API token."}
+    assert response.json() == {"detail": "Invalid or revoked API token.", "code": "unauthenticated"}
 
 
 def test_a_valid_token_authenticates_its_user(api_client: Client, user: User) -> None:
@@ -112,7 +113,7 @@ def test_another_users_thread_answers_404(
     theirs = thread_create(owner=other_user, title="Private")
     response = api_client.get(f"/api/threads/{theirs.id}{suffix}")
     assert response.status_code == 404
-    assert response.json() == {"detail": "Thread not found."}
+    assert response.json() == {"detail": "Thread not found.", "code": "not_found"}
 
 
 def test_appending_to_another_users_thread_answers_404_and_writes_nothing(
@@ -125,13 +126,16 @@ def test_appending_to_another_users_thread_answers_404_and_writes_nothing(
         content_type="application/json",
     )
     assert response.status_code == 404
-    assert response.json() == {"detail": "Thread not found."}
+    assert response.json() == {"detail": "Thread not found.", "code": "not_found"}
     assert Message.objects.count() == 0
 
 
 def test_a_missing_thread_answers_the_same_404(api_client: Client) -> None:
     response = api_client.get("/api/threads/00000000-0000-4000-8000-000000000000")
-    assert (response.status_code, response.json()) == (404, {"detail": "Thread not found."})
+    assert (response.status_code, response.json()) == (
+        404,
+        {"detail": "Thread not found.", "code": "not_found"},
+    )
 
 
 @pytest.mark.parametrize("bad_id", ["not-a-uuid", "1234", "00000000-0000-4000-8000-00000000000g"])

@@ -151,7 +151,10 @@ def test_a_body_over_two_mebibytes_answers_413_and_writes_nothing(api_client: Cl
     body = {"type": "human", "content": "x" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
     response = post(api_client, f"/api/threads/{thread.id}/messages", body)
     assert response.status_code == 413
-    assert response.json() == {"detail": "The request body is larger than the API's limit of 2097152 bytes."}
+    assert response.json() == {
+        "detail": "The request body is larger than the API's limit of 2097152 bytes.",
+        "code": "body_too_large",
+    }
     assert Message.objects.count() == 0
 
 
@@ -230,7 +233,10 @@ def test_an_import_over_the_size_limit_answers_413_and_writes_nothing(api_client
     messages = [{"type": "human", "content": "x" * 1024}] * 2100
     response = post(api_client, "/api/threads/import", {"title": "Huge", "messages": messages})
     assert response.status_code == 413
-    assert response.json() == {"detail": "The request body is larger than the API's limit of 2097152 bytes."}
+    assert response.json() == {
+        "detail": "The request body is larger than the API's limit of 2097152 bytes.",
+        "code": "body_too_large",
+    }
     assert (Thread.objects.count(), Message.objects.count()) == (0, 0)
 
 
@@ -391,7 +397,10 @@ def test_json_the_parser_gives_up_on_answers_400_with_the_reason_and_writes_noth
 ) -> None:
     response = api_client.post(f"/api/threads/{thread.id}/messages", raw, content_type="application/json")
     assert response.status_code == 400
-    assert response.json() == {"detail": f"The request body is not valid JSON: {reason}."}
+    assert response.json() == {
+        "detail": f"The request body is not valid JSON: {reason}.",
+        "code": "bad_request",
+    }
     assert Message.objects.count() == 0
 
 

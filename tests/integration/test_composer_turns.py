@@ -206,9 +206,11 @@ def test_a_client_that_disconnects_mid_stream_leaves_nothing(
     long_answer = "Kingfishers dive for fish. " * 200
     with serve(lambda body: Reply(text=long_answer, piece_delay=0.01)) as server:
         _model(server, user)
-        with httpx.Client(base_url=live_server.url, cookies=cookies, timeout=10) as browser:
-            browser.get("/ask/")
-            csrf = browser.cookies["csrftoken"]
+        # Cookies are Secure off DEBUG, and this server is plain HTTP: send them by hand, as a
+        # browser would over HTTPS.
+        csrf = httpx.get(live_server.url + "/ask/", cookies=cookies).cookies["csrftoken"]
+        headers = {"Cookie": f"sessionid={cookies['sessionid']}; csrftoken={csrf}"}
+        with httpx.Client(base_url=live_server.url, headers=headers, timeout=10) as browser:
             form = {
                 "question": "kingfishers",
                 "binding": "local",
@@ -596,3 +598,55 @@ def test_a_timeout_over_the_ceiling_is_refused(db: None, settings: Any) -> None:
         "Enter a whole number from 1 to 20 seconds: the timeout bounds the whole answer, and "
         "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING allows at most 20."
     ]
+
+
+# --- serving: rate limits and compression --------------------------------------------------
+
+
+def test_questions_past_the_ask_rate_limit_are_refused_and_write_nothing(
+    corpus: User, web: Client, api_client: Client, settings: Any
+) -> None:
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "ask": (1, 60)}
+    created = api_client.post("/api/threads", {"title": "Birds"}, content_type="application/json").json()
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        first = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        _events(first)
+        second = web.post("/ask/stream/", {"question": "herons", "binding": "local", "composer": "m"})
+        follow_up = web.post(f"/threads/{created['id']}/ask/", {"question": "herons", "binding": "local"})
+        api = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "herons", "binding": "local"},
+            content_type="application/json",
+        )
+        api_again = api_client.post(
+            f"/api/threads/{created['id']}/ask",
+            {"question": "herons", "binding": "local"},
+            content_type="application/json",
+        )
+
+    assert second.status_code == 429
+    assert second.json()["error"].startswith("Too many questions: try again in")
+    assert int(second["Retry-After"]) >= 1
+    assert follow_up.status_code == 429
+    assert "Too many questions" in html.unescape(follow_up.content.decode())
+    # The API counts per token: its first question passes, its second does not.
+    assert api.status_code == 200
+    assert api_again.status_code == 429
+    assert len(server.requests) == 1
+    assert Thread.objects.count() == 2  # the first streamed turn's thread and the API's
+    assert Message.objects.filter(thread_id=created["id"]).count() == 3
+
+
+def test_the_event_stream_is_never_gzipped(web: Client, corpus: User) -> None:
+    with serve(citing_model) as server:
+        _model(server, corpus)
+        response = web.post(
+            "/ask/stream/",
+            {"question": "kingfishers", "binding": "local", "composer": "m"},
+            HTTP_ACCEPT_ENCODING="gzip, deflate, br",
+        )
+        events = _events(response)
+
+    assert not response.has_header("Content-Encoding")
+    assert events[-1][0] == "done"

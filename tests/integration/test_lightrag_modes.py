@@ -266,7 +266,7 @@ def test_a_mode_that_is_not_a_retrieval_mode_fails_the_schema_with_nothing_sent(
         response,
         upstream,
         "Invalid request: body.mode: Input should be 'naive', 'local', 'global', 'hybrid' or 'mix'",
-        None,
+        "invalid_request",
     )
 
 

@@ -15,7 +15,7 @@ from django.test import Client, override_settings
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.environment import env_bounded_int
+from knowledgeweb.environment import env_int
 from tests.synthetic import LIGHTRAG_URL, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,12 +86,12 @@ def test_the_admin_form_shows_and_enforces_the_ceiling(user: User) -> None:
 
 def test_the_ceiling_is_read_as_a_bounded_whole_number() -> None:
     name = "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING"
-    assert env_bounded_int(name, 60, minimum=1, maximum=120, environ={}) == 60
-    assert env_bounded_int(name, 60, minimum=1, maximum=120, environ={name: " 45 "}) == 45
+    assert env_int(name, 60, minimum=1, maximum=120, environ={}) == 60
+    assert env_int(name, 60, minimum=1, maximum=120, environ={name: " 45 "}) == 45
     with pytest.raises(ImproperlyConfigured, match=f"{name} must be a whole number, not 'soon'"):
-        env_bounded_int(name, 60, minimum=1, maximum=120, environ={name: "soon"})
-    with pytest.raises(ImproperlyConfigured, match=f"{name} must be from 1 to 120, not 0"):
-        env_bounded_int(name, 60, minimum=1, maximum=120, environ={name: "0"})
+        env_int(name, 60, minimum=1, maximum=120, environ={name: "soon"})
+    with pytest.raises(ImproperlyConfigured, match=f"{name} must be at least 1 and at most 120, not 0"):
+        env_int(name, 60, minimum=1, maximum=120, environ={name: "0"})
 
 
 @pytest.mark.parametrize(
@@ -131,4 +131,6 @@ def test_a_ceiling_past_120_stops_start_up_with_its_name() -> None:
         check=False,
     )
     assert result.returncode != 0
-    assert "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING must be from 1 to 120, not 600." in result.stderr
+    assert (
+        "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING must be at least 1 and at most 120, not 600." in result.stderr
+    )

@@ -22,7 +22,7 @@ MODERN = "2026-07-28"
 TIMEOUT = 60.0
 TOO_LARGE = {
     "detail": "The request body is larger than the API's limit of 2097152 bytes.",
-    "code": "too_large",
+    "code": "body_too_large",
 }
 
 

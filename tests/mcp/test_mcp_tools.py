@@ -57,7 +57,7 @@ def test_missing_arguments_are_refused_like_the_apis_invalid_body(setup: Setup) 
 
     assert result.is_error
     body = result.structured_content
-    assert (body["status"], body["code"]) == (422, "invalid_content")
+    assert (body["status"], body["code"]) == (422, "invalid_request")
     assert body["detail"] == "Invalid request: arguments.query: Field required"
     api = api_post(setup, "/api/knowledge/search", {"tool": "knowledge_search"})
     assert api.status_code == 422
@@ -71,7 +71,7 @@ def test_a_malformed_thread_id_is_invalid_and_writes_nothing(setup: Setup) -> No
     assert result.is_error
     assert (result.structured_content["status"], result.structured_content["code"]) == (
         422,
-        "invalid_content",
+        "invalid_request",
     )
     assert "arguments.thread_id" in result.structured_content["detail"]
     nothing_written()
@@ -99,7 +99,7 @@ def test_arguments_over_the_body_limit_are_refused_and_write_nothing(setup: Setu
     assert result.is_error
     assert result.structured_content == {
         "detail": "The request body is larger than the API's limit of 2097152 bytes.",
-        "code": "too_large",
+        "code": "body_too_large",
         "status": 413,
     }
     nothing_written()
@@ -239,3 +239,26 @@ def test_entity_relations_and_provider_failures_over_mcp_are_the_apis(
     assert failed_mcp.structured_content == {**failed_api.json(), "status": failed_api.status_code}
     assert failed_api.status_code == 424
     nothing_written()
+
+
+def test_searches_share_the_tokens_rate_limit_with_the_api_and_are_refused_with_its_429(
+    setup: Setup, settings: Any
+) -> None:
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "search": (2, 3600)}
+    thread = call(setup, "create_thread", {"title": "limited"}).structured_content
+
+    assert (
+        api_post(setup, "/api/knowledge/search", {"tool": "knowledge_search", "query": QUERY}).status_code
+        == 200
+    )
+    assert not call(setup, "knowledge_search", {"query": QUERY}).is_error
+    refused = call(setup, "knowledge_search", {"query": QUERY, "thread_id": thread["id"]})
+    over_api = api_post(setup, "/api/knowledge/search", {"tool": "knowledge_search", "query": QUERY})
+
+    assert refused.is_error
+    assert over_api.status_code == 429
+    assert refused.structured_content == {**over_api.json(), "status": 429}
+    assert refused.structured_content["code"] == "rate_limited"
+    # The refused search wrote nothing; the other tools are not searches and are not counted.
+    assert Message.objects.filter(thread_id=thread["id"]).count() == 0
+    assert not call(setup, "citation_report", {"thread_id": thread["id"]}).is_error

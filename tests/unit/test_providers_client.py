@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -205,12 +207,38 @@ def test_transport_override_routes_the_factory_and_is_undone_on_exit() -> None:
     assert build_client(timeout=5)._transport is not upstream.transport
 
 
-def test_a_body_that_cannot_be_decoded_is_a_clear_failure() -> None:
-    upstream = Upstream(
-        lambda request: httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=b"not gzip at all")
-    )
-    with pytest.raises(ProviderUnavailableError, match=r"The request to RAGFlow failed \(DecodingError"):
-        get(upstream)
+def test_a_body_falsely_labelled_gzip_by_a_real_server_is_refused_unread() -> None:
+    # This used to be a MockTransport test expecting httpx's DecodingError: a mock response
+    # built from bytes is decoded inside the transport, before our client sees it. A real
+    # server's body reaches the client undecoded, and the client refuses it unread.
+    class FalseGzip(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"not gzip at all"
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FalseGzip)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        assert isinstance(host, str)
+        real = Connection(label="RAGFlow", base_url=f"http://{host}:{port}", timeout=5)
+        with (
+            ProviderSession(real) as session,
+            pytest.raises(MalformedResponseError, match=r"'gzip'-encoded body .* it was not read"),
+        ):
+            session.get("/api/v1/datasets")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def test_an_unparseable_base_url_is_a_configuration_error() -> None:

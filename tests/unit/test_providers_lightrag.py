@@ -153,6 +153,11 @@ def test_no_results_is_an_empty_result_not_an_error() -> None:
 
 
 def test_the_naive_mode_no_results_message_is_also_empty() -> None:
+    assert search(Upstream(lightrag_routes(synthetic_lightrag_no_results("naive")))).hits == ()
+
+
+def test_the_naive_mode_message_alone_still_reads_as_empty() -> None:
+    # The message alone is enough, even from a server that leaves out ``failure_reason``.
     body = {"status": "failure", "message": "No relevant document chunks found.", "data": {}, "metadata": {}}
     assert search(Upstream(lightrag_routes(body))).hits == ()
 

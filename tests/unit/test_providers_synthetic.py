@@ -46,6 +46,7 @@ def test_the_synthetic_lightrag_body_follows_the_documented_envelope() -> None:
         "src_id", "tgt_id", "description", "keywords", "weight", "source_id", "file_path", "created_at",
     }  # fmt: skip
     assert synthetic_lightrag_no_results()["metadata"]["failure_reason"] == "no_results"
+    assert synthetic_lightrag_no_results("naive")["message"] == "No relevant document chunks found."
 
 
 def test_synthetic_doc_aggs_collapse_by_name_and_sort_by_count() -> None:

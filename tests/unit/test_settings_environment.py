@@ -59,8 +59,12 @@ def test_a_postgres_url_gives_every_connection_setting() -> None:
     assert (config["HOST"], config["PORT"], config["OPTIONS"]) == (
         "db.example",
         "5433",
-        {"sslmode": "require"},
+        {"sslmode": "require", "connect_timeout": 5},
     )
+    # Persistent connections only when the production server asks for them.
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (0, False)
+    pooled = database_from_url("postgres://db.example/kw", base_dir="/", conn_max_age=60)
+    assert (pooled["CONN_MAX_AGE"], pooled["CONN_HEALTH_CHECKS"]) == (60, True)
 
 
 @pytest.mark.parametrize(
@@ -81,8 +85,9 @@ def test_the_cache_is_local_memory_by_default_and_redis_when_asked() -> None:
     assert cache_from_url("locmem://")["BACKEND"].endswith("LocMemCache")
     redis = cache_from_url("redis://127.0.0.1:6379/1")
     assert redis == {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "knowledgeweb.ops.cache.ResilientRedisCache",
         "LOCATION": "redis://127.0.0.1:6379/1",
+        "OPTIONS": {"socket_timeout": 0.2, "socket_connect_timeout": 0.2},
     }
     with pytest.raises(ImproperlyConfigured, match="CACHE_URL must start with locmem:// or redis://"):
         cache_from_url("memcached://127.0.0.1")
@@ -131,7 +136,9 @@ def test_a_malformed_debug_value_stops_start_up_with_its_name() -> None:
 )
 def test_a_malformed_whole_number_names_its_variable(raw: str, message: str) -> None:
     with pytest.raises(ImproperlyConfigured) as caught:
-        env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 10, environ={"KNOWLEDGEWEB_QUOTA_USER_BYTES": raw})
+        env_int(
+            "KNOWLEDGEWEB_QUOTA_USER_BYTES", 10, minimum=1, environ={"KNOWLEDGEWEB_QUOTA_USER_BYTES": raw}
+        )
     assert str(caught.value) == message
 
 

@@ -1,0 +1,133 @@
+"""What a hung Redis adds to a request: at most one socket timeout (target <= 0.25 s).
+
+A local TCP listener accepts connections and never answers (a hung Redis). The same
+thread page is requested, the two sides taking turns in every round:
+
+- without a cache: ``CACHE_URL`` points at a closed port, refused at once;
+- hung, worst case: the hung listener, with this process's pause after a failure
+  cleared before every request, so each request pays the timeout again;
+- hung, steady state: the hung listener with the pause left alone (what requests
+  see after the first one during an outage).
+
+Prints medians and the worst added time; exits non-zero only when it could not measure.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import setup_django
+
+ROUNDS = 15
+
+
+def hung_listener() -> int:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            conn, _ = server.accept()
+            held.append(conn)
+
+    threading.Thread(target=accept, daemon=True).start()
+    return int(server.getsockname()[1])
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cache_at(port: int) -> dict[str, object]:
+    return {
+        "default": {
+            "BACKEND": "knowledgeweb.ops.cache.ResilientRedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+            "OPTIONS": {"socket_timeout": 0.2, "socket_connect_timeout": 0.2},
+        }
+    }
+
+
+def main() -> int:
+    setup_django()
+    import logging
+
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from django.test.utils import override_settings
+
+    from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+    from knowledgeweb.ops import cache as resilient
+    from knowledgeweb.threads.services import message_append, thread_create
+
+    logging.disable(logging.WARNING)  # the degradation is logged once per request here
+    user = User.objects.create_user("bench", password="bench-password-1")
+    thread = thread_create(owner=user, title="Outage", agent_name="bench")
+    for m in range(20):
+        hits = tuple(RetrievalHit(text=f"Fact {m}.{h}.", title=f"d{h}.md") for h in range(5))
+        content, artifact = format_result(RetrievalResult(provider="local", query="q", hits=hits))
+        message_append(
+            thread=thread,
+            type="tool",
+            name="knowledge_search",
+            content=content,
+            artifact=artifact,
+            trusted=True,
+        )
+        handle = content.split("(#")[1].split(")")[0]
+        message_append(thread=thread, type="ai", content=f"Answer [fact](#user-content-{handle}).")
+    client = Client()
+    client.force_login(user)
+    url = f"/threads/{thread.id}/"
+    plain_static = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    hung, refused = hung_listener(), closed_port()
+    sides = {
+        "without a cache": (refused, True),
+        "hung, worst case": (hung, True),
+        "hung, steady state": (hung, False),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    with override_settings(STORAGES=plain_static, STATIC_ROOT=None):
+        for _ in range(ROUNDS):
+            for name, (port, reset) in sides.items():
+                with override_settings(CACHES=cache_at(port)):
+                    if reset:
+                        resilient._PAUSES.clear()
+                    start = time.perf_counter()
+                    response = client.get(url)
+                    samples[name].append(time.perf_counter() - start)
+                    if response.status_code != 200:
+                        print(f"could not measure: {name} answered {response.status_code}")
+                        return 1
+    base = statistics.median(samples["without a cache"])
+    print(f"thread page of 40 messages, {ROUNDS} rounds, sides taking turns")
+    for name, values in samples.items():
+        print(
+            f"  {name:<22} median {statistics.median(values) * 1000:8.1f} ms   max {max(values) * 1000:8.1f} ms"
+        )
+    worst = statistics.median(samples["hung, worst case"]) - base
+    steady = statistics.median(samples["hung, steady state"]) - base
+    print(
+        f"  added by a hung cache, worst case (median): {worst * 1000:.0f} ms   target <= 250 ms: "
+        f"{'met' if worst <= 0.25 else 'MISSED'}"
+    )
+    print(f"  added once the process has stepped aside (median): {steady * 1000:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""gunicorn's configuration for ``make serve`` (``gunicorn -c python:knowledgeweb.ops.gunicorn_conf``).
+
+Threaded workers (``gthread``): see ``knowledgeweb.ops.serving`` for the sizing rule.
+"""
+
+from __future__ import annotations
+
+import os
+
+from knowledgeweb.ops.serving import server_settings
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "knowledgeweb.settings")
+# A fixed pool of threads: keep each thread's database connection between requests.
+os.environ.setdefault("DB_CONN_MAX_AGE", "60")
+
+_server = server_settings()
+
+wsgi_app = "knowledgeweb.wsgi:application"
+bind = [f"[{_server.host}]:{_server.port}" if ":" in _server.host else f"{_server.host}:{_server.port}"]
+worker_class = "gthread"
+workers = _server.workers
+threads = _server.threads
+timeout = _server.timeout
+graceful_timeout = _server.graceful_timeout
+keepalive = 5
+# Our middleware writes one line per request with its id; gunicorn's access log would repeat it.
+accesslog = None
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+# Whether a request came over HTTPS is Django's decision, from the opt-in
+# SECURE_PROXY_SSL_HEADER; gunicorn must not trust X-Forwarded-Proto on its own.
+secure_scheme_headers: dict[str, str] = {}
+# gunicorn's control socket lives at one fixed path per user: a second server on the
+# same machine (a load test beside a running one) would take it over. Not needed here.
+control_socket_disable = True

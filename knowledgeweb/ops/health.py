@@ -1,0 +1,95 @@
+"""Health probes: ``/healthz`` (the process answers; no I/O) and ``/readyz``.
+
+``/readyz`` asks the database and the cache to answer within ``READINESS_TIMEOUT``
+seconds, each in a thread of its own so a hung server cannot hold the probe, and
+answers 503 with the names of what failed. The probes are answered by a middleware
+placed before Django's host check and HTTPS redirect: a load balancer probes by IP
+address over plain HTTP. Their bodies name components and error kinds, never a
+host, a URL or a message that could carry one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+# Hung checks keep their thread until their own timeout (the database's
+# connect_timeout, the cache's socket timeout) frees it; a few threads suffice.
+_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="readyz")
+
+
+def _check_database() -> None:
+    # A worker thread has its own connection: open it, ask, close it.
+    connection = connections["default"]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    finally:
+        connection.close()
+
+
+def _check_cache() -> None:
+    key = f"readyz:{uuid.uuid4().hex}"
+    cache.set(key, "1", timeout=10)
+    try:
+        if cache.get(key) != "1":
+            raise RuntimeError("the cache did not return what was stored")
+    finally:
+        cache.delete(key)
+
+
+CHECKS: dict[str, Callable[[], None]] = {"database": _check_database, "cache": _check_cache}
+
+
+def readiness() -> dict[str, str]:
+    """Each component's state: ``ok``, ``timeout`` or the error's class name."""
+    timeout = float(settings.READINESS_TIMEOUT)
+    futures: dict[str, Future[None]] = {name: _EXECUTOR.submit(check) for name, check in CHECKS.items()}
+    states: dict[str, str] = {}
+    for name, future in futures.items():
+        try:
+            future.result(timeout=timeout)
+        except FutureTimeout:
+            states[name] = f"no answer within {timeout:g} s"
+        except Exception as exc:
+            states[name] = f"failed ({type(exc).__name__})"
+        else:
+            states[name] = "ok"
+    return states
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request: HttpRequest) -> HttpResponse:
+    states = readiness()
+    failed = [name for name, state in states.items() if state != "ok"]
+    body = {"status": "unavailable" if failed else "ok", "failed": failed, "checks": states}
+    response = JsonResponse(body, status=503 if failed else 200)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+_PROBES: dict[str, Callable[[HttpRequest], HttpResponse]] = {"/healthz": healthz, "/readyz": readyz}
+
+
+class HealthProbeMiddleware:
+    """Answer ``GET``/``HEAD /healthz`` and ``/readyz`` before anything else runs."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        probe = _PROBES.get(request.path_info.rstrip("/"))
+        if probe is not None and request.method in {"GET", "HEAD"}:
+            return probe(request)
+        return self.get_response(request)

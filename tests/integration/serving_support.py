@@ -1,0 +1,105 @@
+"""Real parts for the serving tests: free ports, a TCP listener that never answers,
+settings loaded in a child process from an environment, and `make serve` itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+#: A strong, throwaway key: `check --deploy` judges the key's strength too.
+PRODUCTION_KEY = "kw-serving-tests-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOP"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HungListener:
+    """Accepts TCP connections and never sends a byte: a hung Redis or database."""
+
+    def __init__(self) -> None:
+        self._server = socket.socket()
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(64)
+        self.port = int(self._server.getsockname()[1])
+        self.accepted = 0
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self._held.append(conn)
+
+    def __enter__(self) -> HungListener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+        for conn in self._held:
+            conn.close()
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any of the app's settings, plus ``extra``."""
+    drop = {
+        "DEBUG", "SECRET_KEY", "DATABASE_URL", "CACHE_URL", "ALLOWED_HOSTS", "LOG_LEVEL", "LOG_FORMAT",
+        "DJANGO_SETTINGS_MODULE", "SECURE_PROXY_SSL_HEADER", "CSRF_TRUSTED_ORIGINS", "SECURE_SSL_REDIRECT",
+        "SECURE_HSTS_SECONDS", "SECURE_COOKIES", "TRUSTED_PROXY_COUNT", "STATIC_ROOT", "HOST", "PORT",
+        # The browser tests' conftest sets it for Playwright; a deployment never has it.
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+    }  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith(("RATE_LIMIT_", "WEB_"))}
+    return {**env, **extra}
+
+
+def run_python(code: str, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own interpreter and code
+        [PYTHON, "-c", code],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def run_manage(*args: str, env: Mapping[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own interpreter and manage.py
+        [PYTHON, "manage.py", *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def load_settings(env: Mapping[str, str], *names: str) -> dict[str, Any]:
+    """The named settings as the real settings module computes them from ``env``."""
+    code = (
+        "import json, knowledgeweb.settings as s\n"
+        f"print(json.dumps({{n: getattr(s, n) for n in {list(names)!r}}}, default=str))"
+    )
+    result = run_python(code, env)
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))

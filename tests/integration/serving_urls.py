@@ -1,0 +1,18 @@
+"""The project's URLs plus one page that fails, holding secrets in its frame, for the error-page tests."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
+
+from knowledgeweb.urls import urlpatterns as project_urlpatterns
+
+PROVIDER_URL = "https://svc-user:provider-pass-789@ragflow.example.test/api"
+
+
+def explode(request: HttpRequest) -> HttpResponse:
+    base_url = PROVIDER_URL  # a frame variable the DEBUG page lists
+    raise RuntimeError(f"could not reach {base_url}")
+
+
+urlpatterns = [path("explode/", explode), *project_urlpatterns]
