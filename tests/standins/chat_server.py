@@ -8,9 +8,10 @@ Errors are ``{"error": {"message", "type", "code"}}`` with their HTTP status.
 
 Each test gives a *responder*: a function from the request body to a ``Reply`` that
 says what to send and how to misbehave (stall, stop early, send garbage, redirect).
-Standard library only; it runs in a thread of the test process on a free port.
-(The LightRAG tests' stand-in model server is a different, deterministic one; this
-one exists for faults and scripted citations.)
+Standard library only; it runs in a thread of the test process on a free port. The
+chunks and completion bodies are those of the LightRAG tests' deterministic stand-in
+(``tests.standins.openai_server``), so both speak one wire format; this server adds
+scripted answers and faults, which that one (answering by rules) has no use for.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from time import sleep
 from typing import Any
+
+from tests.standins.openai_server import completion_body, completion_chunks
 
 _SOURCE = re.compile(r"^\[(\d+)\] handle: (\S+)$", re.MULTILINE)
 
@@ -74,10 +77,6 @@ def citing_model(body: dict[str, Any]) -> Reply:
         first = excerpt_of(body, handle).split(". ")[0].rstrip(".")
         lines.append(f"{first} [citation:{number}](#{handle}).")
     return Reply(text=" ".join(lines) or "The sources say nothing about this.")
-
-
-def pieces(text: str) -> list[str]:
-    return re.findall(r"\S+\s*|\s+", text)
 
 
 class ChatStandin(ThreadingHTTPServer):
@@ -162,22 +161,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = body.get("model", "standin")
         if reply.json_body or not body.get("stream"):
-            self._json(
-                200,
-                {
-                    "id": "chatcmpl-standin",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": reply.text},
-                            "finish_reason": reply.finish_reason,
-                        }
-                    ],
-                },
-            )
+            completion = completion_body(model, reply.text, 0)
+            completion["choices"][0]["finish_reason"] = reply.finish_reason
+            self._json(200, completion)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -223,13 +209,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
-    base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0, "model": model}
+    """The LightRAG tests' stand-in's chunks (one wire format for both), with this reply's faults."""
+    chunks = list(completion_chunks(model, reply.text, 0))
+    role, pieces, finish = chunks[0], chunks[1:-1], chunks[-1]
+    finish["choices"][0]["finish_reason"] = reply.finish_reason
 
-    def data(choice: dict[str, Any]) -> bytes:
-        return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
+    def data(chunk: dict[str, Any]) -> bytes:
+        return f"data: {json.dumps(chunk)}\n\n".encode()
 
-    yield data({"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None})
-    for number, piece in enumerate(pieces(reply.text)):
+    yield data(role)
+    for number, piece in enumerate(pieces):
         if number == reply.stall_after:
             yield None
             return
@@ -240,8 +229,8 @@ def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
             return
         if number == reply.malformed_after:
             yield b"data: {this is not json\n\n"
-        yield data({"index": 0, "delta": {"content": piece}, "finish_reason": None})
-    yield data({"index": 0, "delta": {}, "finish_reason": reply.finish_reason})
+        yield data(piece)
+    yield data(finish)
     yield b"data: [DONE]\n\n"
 
 
