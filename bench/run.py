@@ -8,7 +8,16 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("render.py", "retrieval.py", "local_index.py", "deadline.py", "cache_outage.py", "compose.py")
+BENCHMARKS = (
+    "render.py",
+    "hostile.py",
+    "huge_thread.py",
+    "retrieval.py",
+    "local_index.py",
+    "deadline.py",
+    "cache_outage.py",
+    "compose.py",
+)
 
 
 def main() -> int:

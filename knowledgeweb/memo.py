@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
@@ -32,11 +33,28 @@ def memo_get_many(keys: Iterable[str]) -> dict[str, Any]:
         return {}
 
 
+def memo_ttl() -> int:
+    """Seconds an entry is kept (``KNOWLEDGEWEB_CACHE_TTL``): entries describe immutable messages,
+    but a deleted message's entry must not outlive it for good should a deletion miss it."""
+    return int(settings.KNOWLEDGEWEB_CACHE_TTL)
+
+
 def memo_set_many(values: Mapping[str, Any]) -> None:
-    """Keep ``values`` for good (they describe immutable messages); skip when the cache is away."""
+    """Keep ``values`` for ``memo_ttl()`` seconds; skip when the cache is away."""
     if not values:
         return
     try:
-        cache.set_many(dict(values), timeout=None)
+        cache.set_many(dict(values), timeout=memo_ttl())
     except _UNAVAILABLE as exc:
         logger.warning("Cache unavailable, %d entries not kept: %s", len(values), type(exc).__name__)
+
+
+def memo_delete_many(keys: Iterable[str]) -> None:
+    """Forget ``keys`` (their messages are gone); when the cache is away, their TTL ends them."""
+    keys = list(keys)
+    if not keys:
+        return
+    try:
+        cache.delete_many(keys)
+    except _UNAVAILABLE as exc:
+        logger.warning("Cache unavailable, %d entries left to expire: %s", len(keys), type(exc).__name__)

@@ -115,6 +115,9 @@ CACHES = {
 # After a cache failure, each process skips the cache this long before trying again.
 CACHE_RETRY_AFTER = env_float("CACHE_RETRY_AFTER", 5.0, maximum=3600)
 
+# Seconds a memoized validation is kept (docs/decisions.md, "Render at write"): a day.
+KNOWLEDGEWEB_CACHE_TTL = env_int("KNOWLEDGEWEB_CACHE_TTL", 86_400, minimum=1)
+
 # /readyz: how long the database and the cache each get to answer.
 READINESS_TIMEOUT = env_float("READINESS_TIMEOUT", 2.0, maximum=60)
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
-from knowledgeweb.knowledge import RetrievalResult, format_result
+from knowledgeweb.knowledge import RetrievalResult, format_result_view
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
 
@@ -66,9 +66,15 @@ def append_retrieval() -> Callable[..., Message]:
     def append(
         thread: Thread, result: RetrievalResult, *, name: str = "knowledge_search", **format_options: Any
     ) -> Message:
-        content, artifact = format_result(result, **format_options)
+        formatted = format_result_view(result, **format_options)
         return message_append(
-            thread=thread, type="tool", name=name, content=content, artifact=artifact, trusted=True
+            thread=thread,
+            type="tool",
+            name=name,
+            content=formatted.content,
+            artifact=formatted.artifact,
+            trusted=True,
+            tool_view=formatted.view,
         )
 
     return append

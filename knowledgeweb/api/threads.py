@@ -261,7 +261,7 @@ def import_thread(request: HttpRequest, payload: ImportIn) -> Status[ThreadOut]:
     ``knowledge_sources_version``, ``retrieval_sources``) are stripped from every
     artifact. It is all or nothing: an invalid message answers 422 naming it by
     its 1-based position ("message 57: ...") and nothing is written. Bodies over
-    2 MiB answer 413; a human, AI or system message holds at most 100,000 characters.
+    2 MiB answer 413; a human, AI or system message holds at most 40,000 characters.
     """
     thread = thread_import(
         owner=request_user(request),
@@ -289,7 +289,7 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
 def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) -> Status[MessageOut]:
     """Append your own message. Reserved evidence keys in ``artifact`` are stripped.
 
-    A human, AI or system message holds at most 100,000 characters (422 beyond).
+    A human, AI or system message holds at most 40,000 characters (422 beyond).
 
     Evidence is only ever written by server-side retrieval (``POST /api/knowledge/search``).
     """

@@ -41,12 +41,12 @@ from knowledgeweb.retrieval import (
     retrieval_record,
     retrieval_search,
 )
-from knowledgeweb.threads.citations import REASON_ONLY_LATER, messages_citations
+from knowledgeweb.threads.citations import REASON_ONLY_LATER
 from knowledgeweb.threads.errors import QuotaExceededError
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
-from knowledgeweb.threads.selectors import thread_messages
+from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_create
 
 logger = logging.getLogger(__name__)
@@ -297,7 +297,8 @@ _NO_CITATIONS = CitationCounts(total=0, resolved=0, unresolved=0, malformed=0, b
 
 def answer_citations(*, thread: Thread, message: Message) -> CitationCounts:
     """How many of one answer's citations resolve against the thread's evidence, and why the others do not."""
-    for entry in messages_citations(thread_messages(thread=thread)):
+    # The report stored with the message when it was written (render at write): no parse here.
+    for entry in thread_citations(thread=thread):
         if entry.message.id == message.id:
             states = Counter(c.state for c in entry.citations)
             reasons = Counter(

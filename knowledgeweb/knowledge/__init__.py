@@ -7,16 +7,11 @@ pydantic: this package must never import Django or httpx.
 
 from knowledgeweb.knowledge.accumulation import SourceAccumulator
 from knowledgeweb.knowledge.budget import enforce_output_budget
-from knowledgeweb.knowledge.citations import (
-    Citation,
-    classify_href,
-    contains_handle,
-    find_citations,
-    nesting_exceeded,
-)
+from knowledgeweb.knowledge.citations import Citation, classify_href, contains_handle
 from knowledgeweb.knowledge.delegation import forward_sources
-from knowledgeweb.knowledge.formatting import format_result
+from knowledgeweb.knowledge.formatting import FormattedResult, format_result, format_result_view
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
+from knowledgeweb.knowledge.linkgrammar import find_citations, nesting_exceeded, parse_markdown
 from knowledgeweb.knowledge.reading import read_sources
 from knowledgeweb.knowledge.reserved import RESERVED_KEYS, strip_reserved_keys
 from knowledgeweb.knowledge.types import (
@@ -33,6 +28,7 @@ __all__ = [
     "RESERVED_KEYS",
     "Citation",
     "Evidence",
+    "FormattedResult",
     "KnowledgeCapabilities",
     "KnowledgeSource",
     "RagflowLocator",
@@ -45,9 +41,11 @@ __all__ = [
     "enforce_output_budget",
     "find_citations",
     "format_result",
+    "format_result_view",
     "forward_sources",
     "native_handle",
     "nesting_exceeded",
+    "parse_markdown",
     "read_sources",
     "shared_handle",
     "source_id",

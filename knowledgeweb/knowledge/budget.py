@@ -3,21 +3,19 @@
 When content is over the limit it is cut (at a line boundary when one is
 available) and a notice says so. Evidence then follows the text: a record is
 kept only while its handle and its exact excerpt are still in the content, and
-a citation link whose evidence is gone becomes its plain label. Records are
+a citation link whose evidence is gone becomes its plain label (links are found
+by ``linkgrammar``, the grammar the viewer renders with). Records are
 dropped, never edited, so no excerpt is ever shortened under an existing id,
 and a native snapshot stays a native snapshot.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from knowledgeweb.knowledge.citations import classify_href, contains_handle
+from knowledgeweb.knowledge.citations import contains_handle
 from knowledgeweb.knowledge.ids import native_handle, shared_handle
-
-# A label may hold one level of balanced brackets, as model-written labels like "[1] Guide" do.
-_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(([^()\s]*)\)")
+from knowledgeweb.knowledge.linkgrammar import unlink_citations
 
 
 def enforce_output_budget(content: str, artifact: object, limit: int) -> tuple[str, dict[str, Any] | None]:
@@ -95,10 +93,5 @@ def _handles(artifact: dict[str, Any] | None) -> set[str]:
 
 
 def _unlink_orphans(content: str, handles: set[str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        state, handle = classify_href(match.group(2))
-        if state == "candidate" and handle not in handles:
-            return match.group(1)
-        return match.group(0)
-
-    return _LINK.sub(replace, content)
+    # The one link grammar finds the links, so the budget unlinks exactly what a reader sees as one.
+    return unlink_citations(content, keep=handles.__contains__)

@@ -1,4 +1,4 @@
-"""Finding and classifying citation links in Markdown (SPEC §3.3).
+"""Classifying citation hrefs (SPEC §3.3); ``linkgrammar`` finds the links.
 
 Accepted hrefs, exactly:
 
@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 from urllib.parse import unquote
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 
 HrefState = Literal["candidate", "malformed", "other"]
 CitationState = Literal["candidate", "malformed"]
@@ -71,62 +66,3 @@ def classify_href(href: str) -> tuple[HrefState, str | None]:
 def contains_handle(text: str, handle: str) -> bool:
     """Whether ``#<handle>`` occurs in ``text`` as a whole handle (``-1`` does not match ``-10``)."""
     return re.search("#" + re.escape(handle) + _HANDLE_END, text) is not None
-
-
-#: markdown-it stops descending at this depth and silently drops what lies deeper.
-MAX_NESTING = 20
-
-
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    # Raw HTML is not parsed: the viewer shows it as text, and citations are Markdown links only.
-    return MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING})
-
-
-def nesting_exceeded(tokens: Sequence[Token]) -> bool:
-    """Whether a parse came near markdown-it's nesting limit.
-
-    Past the limit the parser drops content without a word, so a message nested
-    that deeply cannot be shown as formatted text without hiding part of it. Two
-    levels of margin: no honest answer nests eighteen deep.
-    """
-    limit = MAX_NESTING - 2
-    return any(
-        token.level >= limit or any(child.level >= limit for child in token.children or ())
-        for token in tokens
-    )
-
-
-def find_citations(markdown: str) -> list[Citation]:
-    """Every citation link in ``markdown``, in order.
-
-    Code spans, code blocks and images are text, not citations; links that are
-    not citations are ignored. A message nested too deeply to parse whole has
-    none: the viewer shows it as plain text, where no link is live.
-    """
-    tokens = _parser().parse(markdown)
-    if nesting_exceeded(tokens):
-        return []
-    citations: list[Citation] = []
-    for token in tokens:
-        if token.type == "inline" and token.children:
-            citations.extend(_inline_citations(token.children))
-    return citations
-
-
-def _inline_citations(children: list[Token]) -> list[Citation]:
-    found: list[Citation] = []
-    open_links: list[tuple[str, list[str]]] = []
-    for child in children:
-        if child.type == "link_open":
-            open_links.append((str(child.attrGet("href") or ""), []))
-        elif child.type == "link_close" and open_links:
-            href, parts = open_links.pop()
-            state, handle = classify_href(href)
-            if state != "other":
-                found.append(Citation(label="".join(parts), href=href, state=state, handle=handle))
-        elif open_links and child.type in {"text", "code_inline"}:
-            open_links[-1][1].append(child.content)
-        elif open_links and child.type in {"softbreak", "hardbreak"}:
-            open_links[-1][1].append(" ")
-    return found

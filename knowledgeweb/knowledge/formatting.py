@@ -37,6 +37,7 @@ Decisions the SPEC leaves open, taken here:
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from knowledgeweb.knowledge.bounds import (
@@ -55,6 +56,33 @@ from knowledgeweb.knowledge.bounds import (
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
 from knowledgeweb.knowledge.types import RagflowLocator, RetrievalHit, RetrievalResult
 
+# The phrases a model reads in tool content and a reader sees in the viewer: one place for both.
+GRAPH_FACT = "unattributed graph fact"
+UNATTRIBUTED_TEXT = "Unattributed text (no citable source)"
+NO_RELATION_EVIDENCE = "none (no document evidence was retrieved for this relation)"
+BUDGET_TRUNCATED = "Output truncated to fit the tool output budget"
+
+#: Version of the server-owned tool view (``Message.tool_view``).
+TOOL_VIEW_VERSION = 1
+
+
+def tool_label(tool: str) -> str:
+    """What a tool's results are called: "Knowledge search", "Entity relations search"."""
+    return "Knowledge search" if tool == "knowledge_search" else tool.replace("_", " ").capitalize()
+
+
+def summary_phrase(tool: str, provider: str, shown: int, total: int) -> str:
+    """The first line of the tool content, and the summary the viewer shows."""
+    if total == 0:
+        return f"{tool_label(tool)} results from {provider}: nothing found."
+    return f"{tool_label(tool)} results from {provider} ({shown} of {total} shown)."
+
+
+def omitted_phrase(omitted: int) -> str:
+    noun = "result" if omitted == 1 else "results"
+    return f"[{omitted} more {noun} omitted to fit the output budget.]"
+
+
 GRAPH_LEGEND = (
     "How to read these results: a numbered hit with a [citation:...] link is document evidence "
     "you may cite. Graph entities and relations are unattributed graph facts: never quote or cite "
@@ -63,6 +91,26 @@ GRAPH_LEGEND = (
 
 # Worst case of the omission notice, reserved up front so the total limit holds.
 _NOTICE_RESERVE = len("\n\n[999999 more results omitted to fit the output budget.]")
+
+
+@dataclass(frozen=True, slots=True)
+class FormattedResult:
+    """Tool content, its artifact, and the server's structured view of what the content shows.
+
+    ``view`` is JSON (``Message.tool_view``): the tool, provider, hits shown of
+    total, and each shown hit in order (kind, position, handle or graph fields,
+    text). ``blocks`` are each shown hit's text in the content, for ``view_within``.
+    """
+
+    content: str
+    artifact: dict[str, Any]
+    view: dict[str, Any]
+    blocks: tuple[str, ...]
+
+    def view_within(self, content: str) -> dict[str, Any]:
+        """The view of what ``content`` (this result cut by the output budget) still shows."""
+        hits = [hit for hit, block in zip(self.view["hits"], self.blocks, strict=True) if block in content]
+        return {**self.view, "hits": hits, "budget_truncated": content != self.content}
 
 
 def format_result(
@@ -78,6 +126,23 @@ def format_result(
     the native snapshot (SPEC §3.2), its ids built from ``native_nonce`` (random
     per call unless given, for tests); anything else gives the shared envelope.
     """
+    formatted = format_result_view(
+        result,
+        max_chars_per_hit=max_chars_per_hit,
+        max_total_chars=max_total_chars,
+        native_nonce=native_nonce,
+    )
+    return formatted.content, formatted.artifact
+
+
+def format_result_view(
+    result: RetrievalResult,
+    *,
+    max_chars_per_hit: int = 800,
+    max_total_chars: int = 8000,
+    native_nonce: str | None = None,
+) -> FormattedResult:
+    """``format_result`` with the structured view of the same hits (see ``FormattedResult``)."""
     if not PROVIDER_RE.fullmatch(result.provider):
         raise ValueError(f"invalid provider name {result.provider!r}")
     # Positions are the result's own (relations point at them), so blank hits keep their slot.
@@ -91,16 +156,20 @@ def format_result(
     per_hit = max(1, min(max_chars_per_hit, MAX_EXCERPT))
 
     blocks: list[str] = []
+    shown: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     seen_ids: set[str] = set()
     budget = max_total_chars - _NOTICE_RESERVE - len(_header(result, len(hits), len(hits)))
     used = 0
     for position, hit in hits[:MAX_RECORDS]:
-        block, record = _render_hit(hit, position, per_hit, result.provider, nonce if native else None)
+        block, record, hit_view = _render_hit(
+            hit, position, per_hit, result.provider, nonce if native else None
+        )
         cost = len(block) + 2
         if used + cost > budget:
             break
         blocks.append(block)
+        shown.append(hit_view)
         used += cost
         if record is not None and record["id"] not in seen_ids:
             seen_ids.add(record["id"])
@@ -109,25 +178,30 @@ def format_result(
     omitted = len(hits) - len(blocks)
     parts = [_header(result, len(blocks), len(hits)), *blocks]
     if omitted:
-        noun = "result" if omitted == 1 else "results"
-        parts.append(f"[{omitted} more {noun} omitted to fit the output budget.]")
+        parts.append(omitted_phrase(omitted))
     content = "\n\n".join(parts)
     if native:
         artifact: dict[str, Any] = {"knowledge_sources": {"version": 1, "sources": records}}
     else:
         artifact = {"knowledge_sources_version": SHARED_VERSION, "knowledge_sources": records}
-    return content, artifact
+    view: dict[str, Any] = {
+        "version": TOOL_VIEW_VERSION,
+        "tool": result.tool,
+        "provider": result.provider,
+        "shown": len(blocks),
+        "total": len(hits),
+        "omitted": omitted,
+        "graph": any(hit.kind != "document" for hit in result.hits),
+        "hits": shown,
+        "budget_truncated": False,
+    }
+    return FormattedResult(content=content, artifact=artifact, view=view, blocks=tuple(blocks))
 
 
 def _header(result: RetrievalResult, shown: int, total: int) -> str:
-    label = (
-        "Knowledge search"
-        if result.tool == "knowledge_search"
-        else result.tool.replace("_", " ").capitalize()
-    )
+    summary = summary_phrase(result.tool, result.provider, shown, total)
     if total == 0:
-        return f"{label} results from {result.provider}: nothing found."
-    summary = f"{label} results from {result.provider} ({shown} of {total} shown)."
+        return summary
     if any(hit.kind != "document" for hit in result.hits):
         # Tell the model how to read a graph: what it may cite and what it may not.
         summary += "\n" + GRAPH_LEGEND
@@ -167,28 +241,42 @@ def _clean_title(title: str | None) -> str | None:
 
 def _render_hit(
     hit: RetrievalHit, position: int, per_hit: int, provider: str, nonce: str | None
-) -> tuple[str, dict[str, Any] | None]:
+) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+    """One hit's block of content, its evidence record (if citable), and its view."""
     excerpt, truncated = _excerpt(hit.text, per_hit)
     if hit.kind == "entity":
         kind = f" ({hit.entity_type})" if hit.entity_type else ""
-        head = f"[{position}] Graph entity{kind} (unattributed graph fact): {hit.title or hit.source_entity or ''}"
-        return f"{head.rstrip(': ')}\n{excerpt}", None
+        name = hit.title or hit.source_entity or ""
+        head = f"[{position}] Graph entity{kind} ({GRAPH_FACT}): {name}"
+        view = {"position": position, "kind": "entity", "name": name, "entity_type": hit.entity_type or ""}
+        return f"{head.rstrip(': ')}\n{excerpt}", None, {**view, "text": excerpt}
     if hit.kind == "relation":
-        head = (
-            f"[{position}] Graph relation (unattributed graph fact): "
-            f"{hit.source_entity or '?'} -> {hit.target_entity or '?'}"
-        )
+        source, target = hit.source_entity or "?", hit.target_entity or "?"
+        head = f"[{position}] Graph relation ({GRAPH_FACT}): {source} -> {target}"
         if hit.evidence:
             evidence = "Evidence: " + ", ".join(f"[{p}]" for p in hit.evidence)
         else:
-            evidence = "Evidence: none (no document evidence was retrieved for this relation)."
-        return f"{head}\n{excerpt}\n{evidence}", None
+            evidence = f"Evidence: {NO_RELATION_EVIDENCE}."
+        view = {"position": position, "kind": "relation", "source": source, "target": target}
+        return (
+            f"{head}\n{excerpt}\n{evidence}",
+            None,
+            {**view, "text": excerpt, "evidence": list(hit.evidence)},
+        )
     title = _clean_title(hit.title)
     if title is None:
-        return f"[{position}] Unattributed text (no citable source)\n{excerpt}", None
+        view = {"position": position, "kind": "unattributed", "text": excerpt}
+        return f"[{position}] {UNATTRIBUTED_TEXT}\n{excerpt}", None, view
     if nonce is not None and hit.locator is not None and hit.dataset_name is not None:
-        return _render_native(hit.locator, hit.dataset_name, position, excerpt, truncated, nonce, title)
-    return _render_shared(hit, position, excerpt, provider, title)
+        block, record = _render_native(
+            hit.locator, hit.dataset_name, position, excerpt, truncated, nonce, title
+        )
+        handle = native_handle(record["id"])
+    else:
+        block, record = _render_shared(hit, position, excerpt, provider, title)
+        handle = shared_handle(record["id"])
+    view = {"position": position, "kind": "document", "handle": handle, "title": title, "text": excerpt}
+    return block, record, view
 
 
 def _render_shared(

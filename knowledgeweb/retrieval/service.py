@@ -18,7 +18,7 @@ from uuid import UUID, uuid4
 from django.contrib.auth.models import User
 
 from knowledgeweb.bindings.choices import BindingProvider
-from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result
+from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result_view
 from knowledgeweb.providers.errors import ProviderError, ProviderErrorCode
 from knowledgeweb.providers.redaction import Redactor
 from knowledgeweb.retrieval.authorization import binding_authorize
@@ -49,6 +49,9 @@ class SearchOutcome:
     tool: str = "knowledge_search"
     #: Why the provider failed (``status == "error"`` only).
     error_code: ProviderErrorCode | None = None
+    # The server's account of this search (hits shown of total, graph edges, truncation),
+    # recorded as the tool message's ``tool_view``; never taken from a caller.
+    view: dict[str, Any] | None = None
 
 
 def retrieval_search(
@@ -102,8 +105,8 @@ def retrieval_search(
         reason = redactor.message(f"unexpected {type(exc).__name__} in the {binding.provider} adapter.")
         return _failed(thread, binding.name, binding.provider, tool, reason, ProviderErrorCode.ADAPTER_ERROR)
 
-    content, artifact = format_result(_redacted(result, redactor))
-    content, budgeted = enforce_output_budget(content, artifact, output_limit)
+    formatted = format_result_view(_redacted(result, redactor))
+    content, budgeted = enforce_output_budget(formatted.content, formatted.artifact, output_limit)
     logger.info(
         "Retrieval via binding %s (%s, %s): %d hits", binding.name, binding.provider, tool, len(result.hits)
     )
@@ -114,6 +117,7 @@ def retrieval_search(
         binding=binding.name,
         provider=binding.provider,
         tool=tool,
+        view=formatted.view_within(content),
     )
     return outcome if thread is None else retrieval_record(thread=thread, outcome=outcome)
 
@@ -136,6 +140,7 @@ def retrieval_record(*, thread: Thread, outcome: SearchOutcome) -> SearchOutcome
         content=outcome.content,
         artifact=outcome.artifact,
         trusted=True,
+        tool_view=outcome.view,
     )
     return replace(outcome, message_id=message.id)
 

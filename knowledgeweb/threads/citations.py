@@ -1,19 +1,19 @@
-"""The citation report: every citation of every AI message, with its verdict (SPEC §7)."""
+"""The citation report: every citation of every AI message, with its verdict (SPEC §7).
+
+Read from the renders stored at write (``MessageRender.citations``): a report
+never parses Markdown.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
-from knowledgeweb.knowledge import Evidence, classify_href, find_citations
-from knowledgeweb.threads.evidence import (
-    ResolvedCitation,
-    evidence_before,
-    messages_sources,
-    resolve_citation,
-)
-from knowledgeweb.threads.models import Message, MessageType
+from knowledgeweb.knowledge import Evidence, classify_href
+from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
+from knowledgeweb.threads.models import Message, MessageRender, MessageType
 
 REASON_ONLY_LATER = (
     "Its evidence appears only in a later tool message; a citation resolves only against earlier ones."
@@ -26,38 +26,30 @@ class MessageCitations:
     citations: list[ResolvedCitation]
 
 
-def messages_citations(messages: Sequence[Message]) -> list[MessageCitations]:
-    """For each AI message in order, its citations resolved against the evidence before it."""
-    # One cache round trip for the whole thread, shared by the walk and the explanation below.
-    sources = messages_sources(messages)
-    report: list[MessageCitations] = []
-    for message, available in evidence_before(messages, sources=sources):
-        if message.type == MessageType.AI:
-            report.append(
-                MessageCitations(
-                    message=message,
-                    citations=[resolve_citation(c, available) for c in find_citations(message.content)],
-                )
-            )
-    return _explain_later_evidence(report, sources)
-
-
-def _explain_later_evidence(
-    report: list[MessageCitations], sources: Mapping[UUID, dict[str, Evidence]]
+def messages_citations(
+    messages: Sequence[Message], renders: Mapping[UUID, MessageRender]
 ) -> list[MessageCitations]:
-    """Say so when an unresolved citation's evidence does exist, but only after it."""
-    if not any(c.state == "unresolved" for entry in report for c in entry.citations):
-        return report
-    later_handles = {handle for found in sources.values() for handle in found}
-    explained: list[MessageCitations] = []
-    for entry in report:
-        citations = []
-        for citation in entry.citations:
-            _, handle = classify_href(citation.href)
-            if citation.state == "unresolved" and handle in later_handles:
-                citation = ResolvedCitation(
-                    citation.label, citation.href, "unresolved", None, REASON_ONLY_LATER
-                )
-            citations.append(citation)
-        explained.append(MessageCitations(message=entry.message, citations=citations))
-    return explained
+    """For each AI message in order, its citations as resolved (at write) against the evidence before it."""
+    sources: dict[str, Evidence] = {}
+    for message in messages:
+        if message.type == MessageType.TOOL:
+            for record in renders[message.id].sources:
+                sources.setdefault(record["handle"], evidence_from_json(record))
+    report: list[MessageCitations] = []
+    for message in messages:
+        if message.type == MessageType.AI:
+            citations = [_citation(stored, sources) for stored in renders[message.id].citations]
+            report.append(MessageCitations(message=message, citations=citations))
+    return report
+
+
+def _citation(stored: Mapping[str, Any], sources: Mapping[str, Evidence]) -> ResolvedCitation:
+    handle = stored.get("handle")
+    source = sources.get(handle) if stored["state"] == "resolved" and isinstance(handle, str) else None
+    reason = str(stored["reason"])
+    if stored["state"] == "unresolved":
+        # Say so when an unresolved citation's evidence does exist, but only after it.
+        _, cited = classify_href(str(stored["href"]))
+        if cited is not None and cited in sources:
+            reason = REASON_ONLY_LATER
+    return ResolvedCitation(str(stored["label"]), str(stored["href"]), stored["state"], source, reason)

@@ -1,8 +1,11 @@
 """The one place that validates tool messages into evidence (SPEC §3.3, §10).
 
-Validation is memoized per immutable message in Django's cache, keyed by the
-message id and content digest, so a shared cache (Redis) serves every worker
-and a second render of a thread validates nothing.
+A tool message is validated once, when it is written, and its evidence stored
+with its render (``MessageRender.sources``). Validation is also memoized in
+Django's cache, keyed by the message id, its digest and the reader's
+fingerprint (``threads.rendering.fingerprint``), for the walks that re-render
+stale messages; entries expire after ``KNOWLEDGEWEB_CACHE_TTL`` and are deleted
+with their message.
 """
 
 from __future__ import annotations
@@ -10,16 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Citation, Evidence, read_sources
 from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.models import Message, MessageType
-
-# Bump when the reader's rules change, so stale validations are never served.
-EVIDENCE_CACHE_VERSION = 1
+from knowledgeweb.threads.rendering.fingerprint import reader_fingerprint
 
 ResolvedState = Literal["resolved", "unresolved", "malformed"]
 
@@ -43,7 +44,42 @@ class ResolvedCitation:
 
 
 def evidence_cache_key(message: Message) -> str:
-    return f"knowledgeweb:evidence:v{EVIDENCE_CACHE_VERSION}:{message.id}:{message.digest}"
+    """The key of a message's memoized validation; the namespace changes with the reader's code."""
+    return f"knowledgeweb:evidence:{reader_fingerprint()}:{message.id}:{message.digest}"
+
+
+def evidence_to_json(source: Evidence) -> dict[str, Any]:
+    """Evidence as stored with a render (JSON)."""
+    return {
+        "handle": source.handle,
+        "form": source.form,
+        "id": source.id,
+        "provider": source.provider,
+        "title": source.title,
+        "excerpt": source.excerpt,
+        "dataset_name": source.dataset_name,
+        "url": source.url,
+        "pages": list(source.pages),
+        "truncated": source.truncated,
+        "locators": dict(source.locators),
+    }
+
+
+def evidence_from_json(record: Mapping[str, Any]) -> Evidence:
+    """Evidence back from a render. Written only by the renderer from a validation, so trusted."""
+    return Evidence(
+        handle=record["handle"],
+        form=record["form"],
+        id=record["id"],
+        provider=record["provider"],
+        title=record["title"],
+        excerpt=record["excerpt"],
+        dataset_name=record.get("dataset_name"),
+        url=record.get("url"),
+        pages=tuple(record.get("pages", ())),
+        truncated=bool(record.get("truncated", False)),
+        locators=dict(record.get("locators", {})),
+    )
 
 
 def message_sources(message: Message) -> dict[str, Evidence]:

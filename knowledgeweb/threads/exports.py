@@ -1,24 +1,32 @@
-"""Exporting a thread as JSON (messages as stored) or Markdown (citations as numbered references)."""
+"""Exporting a thread as JSON (messages as stored) or Markdown (citations as numbered references).
+
+The Markdown export reads only what was stored at write (``MessageRender.export``):
+each message's text was regenerated from the link grammar's token stream when the
+message was written, with a slot where each resolved citation's number goes.
+Numbering sources across the thread is all that is left for the read, so an
+export never parses Markdown.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote
 
 from django.core.serializers.json import DjangoJSONEncoder
+from mdformat.renderer import DEFAULT_RENDERERS, MDRenderer, RenderContext, RenderTreeNode
 
-from knowledgeweb.knowledge import Citation, Evidence, classify_href
+from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
+from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, markdown_parser, parse_markdown
 from knowledgeweb.threads.errors import ExportFormatError
-from knowledgeweb.threads.evidence import evidence_before, resolve_citation
-from knowledgeweb.threads.links import Link, RenderedLink, inspect_markdown, rewrite_links
-from knowledgeweb.threads.models import Message, MessageType, Thread
-from knowledgeweb.threads.selectors import thread_messages
+from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
+from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 
 ExportFormat = Literal["json", "markdown"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("json", "markdown")
@@ -35,8 +43,13 @@ class ThreadExport:
 
 def thread_export(*, thread: Thread, format: str) -> ThreadExport:
     """Export ``thread`` as ``json`` or ``markdown``."""
-    messages = thread_messages(thread=thread)
+    # Imported here: the selectors import the renders service, which imports this module.
+    from knowledgeweb.threads.selectors import thread_messages, thread_renders
+
     stem = f"thread-{thread.id}"
+    if format not in EXPORT_FORMATS:
+        raise ExportFormatError(f"unknown export format {format!r}; expected json or markdown.")
+    messages = thread_messages(thread=thread, with_artifacts=format == "json")
     if format == "json":
         return ThreadExport(
             content=thread_export_json(thread, messages),
@@ -45,7 +58,9 @@ def thread_export(*, thread: Thread, format: str) -> ThreadExport:
         )
     if format == "markdown":
         return ThreadExport(
-            content=thread_export_markdown(thread, messages),
+            content=thread_export_markdown(
+                thread, messages, thread_renders(thread=thread, messages=messages)
+            ),
             content_type="text/markdown; charset=utf-8",
             filename=f"{stem}.md",
         )
@@ -86,45 +101,235 @@ def thread_export_json(thread: Thread, messages: list[Message]) -> str:
     return json.dumps(document, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2) + "\n"
 
 
-# --- Markdown -------------------------------------------------------------------------------------
+# --- Markdown: written per message at write -------------------------------------------------------
+
+#: A stored export part: Markdown text, or a resolved citation waiting for its number.
+ExportPart = str | dict[str, str]
+
+VERBATIM_NOTE = "*Shown verbatim: this message's Markdown could not be rendered safely.*"
+
+
+def targets_reference_anchor(href: str) -> bool:
+    """Whether ``href`` points at a ``#ref-…`` anchor, however it is spelled."""
+    _, hash_sign, fragment = href.partition("#")
+    if not hash_sign:
+        return False
+    fragment = unquote(fragment).strip().lower().removeprefix(USER_CONTENT_PREFIX)
+    return fragment.startswith("ref-")
+
+
+class _Regenerate:
+    """mdformat's renderers, except for links: the grammar's verdict decides each one.
+
+    mdformat walks links in document order, the order the grammar lists them, so
+    the n-th link rendered is the grammar's n-th link (checked, never assumed).
+    """
+
+    def __init__(self, links: Sequence[Link], verdicts: Sequence[ResolvedCitation] | None, slot: str) -> None:
+        self.links: Iterator[Link] = iter(links)
+        self.verdicts: Iterator[ResolvedCitation] | None = None if verdicts is None else iter(verdicts)
+        self.slot = slot
+        self.handles: list[str] = []
+        self.RENDERERS = {"link": self.link, "fence": _closed_fence, "code_block": _closed_fence}
+
+    def link(self, node: RenderTreeNode, context: RenderContext) -> str:
+        link = next(self.links, None)
+        if link is None or str(node.attrs.get("href", "")) != link.href:
+            raise _MismatchError
+        label = "".join(child.render(context) for child in node.children)
+        if targets_reference_anchor(link.href):
+            return label  # only the export's own markers may lead to a reference
+        if self.verdicts is None or not link.is_citation:
+            return DEFAULT_RENDERERS["link"](node, context)
+        verdict = next(self.verdicts, None)
+        if verdict is None:
+            raise _MismatchError
+        if verdict.source is None:
+            return label
+        self.handles.append(verdict.source.handle)
+        return f"{label}{self.slot}{len(self.handles) - 1}{self.slot}"
+
+
+class _MismatchError(Exception):
+    pass
+
+
+class _Node(RenderTreeNode):
+    """mdformat's tree node with siblings found in constant time.
+
+    The library finds a node's neighbour with ``siblings.index(self)``, a scan, and asks
+    for it at every text node: quadratic in a paragraph's length, which a hostile
+    message turns into tens of seconds. An index per parent, built once, makes it linear.
+    """
+
+    def _sibling(self, step: int) -> _Node | None:
+        parent = self.parent
+        if parent is None:
+            return None
+        positions: dict[int, int] | None = getattr(parent, "_positions", None)
+        if positions is None:
+            positions = {id(child): n for n, child in enumerate(parent.children)}
+            setattr(parent, "_positions", positions)  # noqa: B010  (a cache on the library's node)
+        target = positions[id(self)] + step
+        children = parent.children
+        return children[target] if 0 <= target < len(children) else None
+
+    @property
+    def next_sibling(self) -> _Node | None:
+        return self._sibling(1)
+
+    @property
+    def previous_sibling(self) -> _Node | None:
+        return self._sibling(-1)
+
+
+def _closed_fence(node: RenderTreeNode, context: RenderContext) -> str:
+    """mdformat's fence, closed on a line of its own even when the message was cut off inside it."""
+    out = str(DEFAULT_RENDERERS["fence"](node, context))
+    if node.content and not node.content.endswith("\n"):
+        fence = out[: len(out) - len(out.lstrip(out[0]))]
+        out = out[: -len(fence)] + "\n" + fence
+    return out
+
+
+def message_export_parts(
+    parsed: ParsedMarkdown, verdicts: Sequence[ResolvedCitation] | None
+) -> list[ExportPart]:
+    """A message's export, computed at write from its parse.
+
+    ``verdicts`` are the message's citation verdicts (AI messages), or None where
+    citations are not read (human and system messages keep their links as written).
+    Resolved citations become ``{"handle": ...}`` parts that the read numbers; any
+    link to a ``#ref-…`` anchor becomes its plain label. If the regenerated text
+    would not read as intended (a marker where none belongs, nesting a parser would
+    cut), the message is exported verbatim in a code block instead.
+    """
+    if parsed.as_written:
+        return [_verbatim(parsed.text)]
+    slot = _slot(parsed.text)
+    regenerate = _Regenerate(parsed.links, verdicts, slot)
+    options = {**markdown_parser().options, "parser_extension": [regenerate], "mdformat": {}}
+    try:
+        text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
+    except _MismatchError:
+        return _verbatim_with_citations(parsed.text, verdicts)
+    if next(regenerate.links, None) is not None:
+        return _verbatim_with_citations(parsed.text, verdicts)
+    pieces = text.split(slot)
+    parts: list[ExportPart] = []
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            if piece:
+                parts.append(piece)
+        else:
+            parts.append({"handle": regenerate.handles[int(piece)]})
+    if not _reads_as_intended(parts, len(regenerate.handles)):
+        return _verbatim_with_citations(parsed.text, verdicts)
+    return parts
+
+
+def _verbatim_with_citations(markdown: str, verdicts: Sequence[ResolvedCitation] | None) -> list[ExportPart]:
+    """The message verbatim, then its resolved citations with their numbers, in order.
+
+    For text the regeneration cannot reproduce faithfully (mdformat and markdown-it
+    disagree on some runs of adjacent code spans): the reader still gets every number
+    the report and the page give, under the text exactly as written.
+    """
+    parts: list[ExportPart] = [_verbatim(markdown)]
+    resolved = [(v.label, v.source.handle) for v in verdicts or () if v.source is not None]
+    if resolved:
+        parts.append("\n\n*Citations in this message that knowledgeweb resolved:* ")
+        for index, (label, handle) in enumerate(resolved):
+            if index:
+                parts.append(", ")
+            parts.append(_escape_inline(label) or "(no label)")
+            parts.append({"handle": handle})
+        parts.append(".")
+    return parts
+
+
+def _slot(text: str) -> str:
+    """A marker that cannot occur in ``text`` (random, and checked)."""
+    while True:
+        slot = f"\ue000{secrets.token_hex(8)}\ue001"
+        if slot not in text:
+            return slot
+
+
+def _verbatim(markdown: str) -> str:
+    return f"{VERBATIM_NOTE}\n\n{_fenced(markdown)}"
+
+
+def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
+    """Parse the text as the read will assemble it: exactly the markers lead to a reference."""
+    probe_tag = "0" * 12
+    numbers = _References()
+    end = f"end-{secrets.token_hex(8)}"
+    text = _assemble(parts, numbers, probe_tag, {})
+    # Uncapped: the markers add brackets and tokens to a message that passed the caps.
+    found = parse_markdown(f"{text}\n\n{end}\n", capped=False)
+    if found.as_written:
+        return False
+    # Nothing the message opens may run on into what follows it in the export.
+    tail = found.tokens[-3:]
+    if [t.type for t in tail] != ["paragraph_open", "inline", "paragraph_close"] or tail[1].content != end:
+        return False
+    if tail[0].level != 0:
+        return False
+    anchored = [link.href for link in found.links if targets_reference_anchor(link.href)]
+    return anchored == [f"#{_anchor(probe_tag, n)}" for n in numbers.order] and len(numbers.order) == markers
+
+
+class _References:
+    """Numbers sources in order of first citation."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self.order: list[int] = []
+
+    def number(self, handle: str) -> int:
+        if handle not in self.numbers:
+            self.numbers[handle] = len(self.numbers) + 1
+        number = self.numbers[handle]
+        self.order.append(number)
+        return number
+
+
+def _assemble(
+    parts: Sequence[Any], references: _References, tag: str, available: Mapping[str, Evidence]
+) -> str:
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("handle"), str):
+            number = references.number(part["handle"])
+            out.append(f" [\\[{number}\\]](#{_anchor(tag, number)})")
+    return "".join(out)
+
+
+# --- Markdown: assembled at read -------------------------------------------------------------------
 
 _HEADINGS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System"}
 REFERENCES_HEADING = "References verified by knowledgeweb"
 
 
-class _References:
-    """Numbers resolved sources in order of first citation."""
-
-    def __init__(self) -> None:
-        self.numbers: dict[str, int] = {}
-        self.sources: list[Evidence] = []
-
-    def number(self, source: Evidence) -> int:
-        if source.handle not in self.numbers:
-            self.sources.append(source)
-            self.numbers[source.handle] = len(self.sources)
-        return self.numbers[source.handle]
-
-    def forget_after(self, count: int) -> None:
-        """Drop the sources numbered after the first ``count`` (a message that fell back to verbatim)."""
-        for source in self.sources[count:]:
-            del self.numbers[source.handle]
-        del self.sources[count:]
-
-
-def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
+def thread_export_markdown(
+    thread: Thread, messages: Sequence[Message], renders: Mapping[Any, MessageRender]
+) -> str:
     """A readable document: resolved citations become ``label [n]`` with a reference list.
 
     Each marker ``[n]`` links to its entry in the references section at the
     end, whose anchor carries a tag derived from the whole thread; no message
     can predict the tag, and any link a message writes to a ``#ref-…`` anchor
-    is rewritten into its plain label, so a marker written in a message never
-    renders as a link. Each reference lists provider, title, dataset, page, URL
-    and the excerpt exactly as retrieved. Unresolved and malformed citations
-    become their plain label. Tool output is kept verbatim in a code block; it
-    is what the model read.
+    was rewritten into its plain label at write, so a marker written in a message
+    never renders as a link. Each reference lists provider, title, dataset,
+    page, URL and the excerpt exactly as retrieved. Unresolved and malformed
+    citations are their plain label. Tool output is kept verbatim in a code
+    block; it is what the model read.
     """
     references = _References()
+    sources: dict[str, Evidence] = {}
     tag = _anchor_tag(thread, messages)
     out = [f"# {_escape_inline(thread.title)}", ""]
     out.append(f"- Thread: `{thread.id}`")
@@ -133,7 +338,8 @@ def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
     out.append(f"- Created: {thread.created_at.isoformat()}")
     out.append(f"- Messages: {len(messages)}")
     out.append("")
-    for message, available in evidence_before(messages):
+    for message in messages:
+        render = renders[message.id]
         heading = f"## {message.seq}. {_HEADINGS.get(message.type, message.type)}"
         if message.type == MessageType.TOOL and message.name:
             heading += f" `{message.name}`" if "`" not in message.name else f" {_escape_inline(message.name)}"
@@ -141,23 +347,24 @@ def thread_export_markdown(thread: Thread, messages: list[Message]) -> str:
             heading += " (error)"
         out.extend([heading, ""])
         if message.type == MessageType.TOOL:
+            for record in render.sources:
+                sources.setdefault(record["handle"], evidence_from_json(record))
             out.extend([_fenced(message.content), ""])
         else:
-            cites = available if message.type == MessageType.AI else None
-            out.extend([_body(message.content, cites, references, tag), ""])
-    if references.sources:
+            out.extend([_assemble(render.export, references, tag, sources), ""])
+    if references.numbers:
         out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
         out.extend([_genuine_marker_note(tag), ""])
-        for number, source in enumerate(references.sources, start=1):
-            out.extend(_reference(number, source, tag))
+        for handle, number in references.numbers.items():
+            out.extend(_reference(number, sources[handle], tag))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _anchor_tag(thread: Thread, messages: list[Message]) -> str:
-    """A tag for reference anchors that no message can know: it hashes every message, itself included."""
+def _anchor_tag(thread: Thread, messages: Sequence[Message]) -> str:
+    """A tag for reference anchors that no message can know: it hashes every message's digest."""
     digest = hashlib.sha256(str(thread.id).encode())
     for message in messages:
-        for part in (message.type, message.name, message.content):
+        for part in (message.type, message.name, message.digest):
             digest.update(len(part.encode()).to_bytes(8, "big"))
             digest.update(part.encode())
     return digest.hexdigest()[:12]
@@ -214,61 +421,3 @@ def _autolink(url: str) -> str:
     if re.fullmatch(r"[^\s<>]+", url) and not targets_reference_anchor(url):
         return f"<{url}>"
     return _escape_inline(url)
-
-
-# --- Rewriting message text -----------------------------------------------------------------------
-
-
-def targets_reference_anchor(href: str) -> bool:
-    """Whether ``href`` points at a ``#ref-…`` anchor, however it is spelled."""
-    _, hash_sign, fragment = href.partition("#")
-    if not hash_sign:
-        return False
-    fragment = unquote(fragment).strip().lower().removeprefix(USER_CONTENT_PREFIX)
-    return fragment.startswith("ref-")
-
-
-def _body(markdown: str, available: Mapping[str, Evidence] | None, references: _References, tag: str) -> str:
-    """Message text with its citations rewritten; ``available`` is None where citations are not read.
-
-    If the rewritten text does not render as intended (a real parser finds a
-    ``#ref-`` link that is not one of the export's markers, raw HTML, a block
-    left open, or nesting so deep a parser would drop part of it), the message is
-    shown verbatim in a code block instead.
-    """
-    numbered = len(references.sources)
-    markers: list[RenderedLink] = []
-
-    def replace(link: Link) -> str:
-        if targets_reference_anchor(link.href):
-            return link.label
-        state, handle = classify_href(link.href)
-        if state == "other" or available is None:
-            return link.kept()
-        citation = Citation(label=link.label, href=link.href, state=state, handle=handle)
-        resolved = resolve_citation(citation, available)
-        if resolved.source is None:
-            return link.label
-        number = references.number(resolved.source)
-        markers.append(RenderedLink(href=f"#{_anchor(tag, number)}", text=f"[{number}]"))
-        return f"{link.label} [\\[{number}\\]](#{_anchor(tag, number)})"
-
-    def drop_definition(href: str) -> bool:
-        return targets_reference_anchor(href) or (available is not None and classify_href(href)[0] != "other")
-
-    text = rewrite_links(
-        markdown,
-        replace,
-        drop_definition=drop_definition,
-        autolink_allowed=lambda href: not targets_reference_anchor(href),
-    )
-    inspection = inspect_markdown(text)
-    if inspection.open_fence is not None:
-        # A reply cut off inside a code block: close the block so it ends with the message.
-        text = text.rstrip("\n") + "\n" + inspection.open_fence
-        inspection = inspect_markdown(text)
-    anchored = [link for link in inspection.links if targets_reference_anchor(link.href)]
-    if inspection.closed and not inspection.raw_html and not inspection.too_deep and anchored == markers:
-        return text.rstrip("\n")
-    references.forget_after(numbered)
-    return "*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n" + _fenced(markdown)

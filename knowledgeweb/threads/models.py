@@ -78,6 +78,10 @@ class Message(models.Model):
     status = models.CharField(max_length=16, choices=MessageStatus.choices, default=MessageStatus.SUCCESS)
     digest = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # What the retrieval service knows about a search it ran (hits shown of total, graph
+    # edges, truncation): written only by that service (``trusted``), never taken from a
+    # caller, so the viewer may present it as the server's. Null for every other message.
+    tool_view = models.JSONField(null=True, blank=True, editable=False)
 
     objects = MessageQuerySet.as_manager()
 
@@ -97,3 +101,37 @@ class Message(models.Model):
             raise MessageImmutableError("Messages are immutable once written; append a new message instead.")
         kwargs["force_insert"] = True
         super().save(*args, **kwargs)
+
+
+class MessageRender(models.Model):
+    """What a message looks like to readers, computed once when it is written.
+
+    A message resolves only against the messages before it, and none of them ever
+    changes, so its HTML, its citation verdicts and its export text are fixed at
+    write. ``fingerprint`` names the renderer that produced the row: a row whose
+    fingerprint is not the running renderer's is re-rendered on its next read
+    (or by ``manage.py rerender``), never served. Kept apart from ``Message`` so
+    that messages stay immutable while their renders may be refreshed.
+    """
+
+    message = models.OneToOneField(Message, primary_key=True, on_delete=models.CASCADE, related_name="render")
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="renders")
+    seq = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=32)
+    html = models.TextField(blank=True)
+    # Each citation of an AI message, in order: label, href, state, reason, handle.
+    citations = models.JSONField(default=list, blank=True)
+    # A tool message's validated evidence (the reader's verdict), as Evidence fields.
+    sources = models.JSONField(default=list, blank=True)
+    # A tool message's sources-panel entries, by handle: [opening tag, body] (see ``sources``).
+    entries = models.JSONField(default=dict, blank=True)
+    # The message's part of the Markdown export (see ``threads.exports``).
+    export = models.JSONField(default=list, blank=True)
+    rendered_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["thread", "seq"]
+        indexes = [models.Index(fields=["thread", "seq"], name="render_thread_seq")]
+
+    def __str__(self) -> str:
+        return f"render of {self.message_id}"

@@ -1,4 +1,7 @@
-"""Read side of the threads app."""
+"""Read side of the threads app.
+
+``thread_renders`` (the stored renders, refreshed when stale) is re-exported here for readers.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,17 @@ from django.db.models import QuerySet
 from knowledgeweb.threads.citations import MessageCitations, messages_citations
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.services.renders import thread_renders
+
+__all__ = [
+    "message_get_for_owner",
+    "thread_citations",
+    "thread_get_for_owner",
+    "thread_list_for_owner",
+    "thread_messages",
+    "thread_outline",
+    "thread_renders",
+]
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
@@ -37,6 +51,26 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) 
     return thread
 
 
+def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> Message:
+    """The message, if ``owner`` owns its thread; otherwise ``ThreadNotFound``, as for a thread."""
+    if not owner.is_authenticated:
+        raise ThreadNotFound("Message not found.")
+    message = Message.objects.filter(pk=message_id, thread__owner=owner).first()
+    if message is None:
+        raise ThreadNotFound("Message not found.")
+    return message
+
+
+def thread_outline(*, thread: Thread) -> list[Message]:
+    """All messages of the thread, in order, with only what a page needs around their stored renders
+    (id, seq, type, status, name): never their content or artifact."""
+    return list(
+        Message.objects.filter(thread=thread)
+        .order_by("seq")
+        .only("id", "thread_id", "seq", "type", "status", "name")
+    )
+
+
 def thread_messages(*, thread: Thread, with_artifacts: bool = True) -> list[Message]:
     """All messages of the thread, in order.
 
@@ -51,5 +85,7 @@ def thread_messages(*, thread: Thread, with_artifacts: bool = True) -> list[Mess
 
 
 def thread_citations(*, thread: Thread) -> list[MessageCitations]:
-    """Each AI message of the thread with its citations resolved against the evidence before it."""
-    return messages_citations(thread_messages(thread=thread))
+    """Each AI message of the thread with its citations resolved against the evidence before it,
+    as stored at write (stale renders are brought up to date first)."""
+    messages = thread_messages(thread=thread, with_artifacts=False)
+    return messages_citations(messages, thread_renders(thread=thread, messages=messages))

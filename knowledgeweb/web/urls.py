@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, compose, views
+from knowledgeweb.web import ask, compose, contents, views
 
 app_name = "web"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.thread_list, name="thread-list"),
     path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
     path("ask/", ask.ask, name="ask"),
+    path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),
     # Issue 13: streamed answers and follow-ups (knowledgeweb.web.compose).
     path("ask/stream/", compose.ask_stream, name="ask-stream"),
     path("threads/<uuid:thread_id>/ask/", compose.thread_ask, name="thread-ask"),

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.selectors import thread_get_for_owner, thread_list_for_owner, thread_messages
+from knowledgeweb.threads.selectors import thread_get_for_owner, thread_list_for_owner, thread_outline
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.rendering.thread import render_thread
 
@@ -29,6 +29,6 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
         thread = thread_get_for_owner(owner=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
-    view = render_thread(thread_messages(thread=thread, with_artifacts=False))
+    view = render_thread(thread, thread_outline(thread=thread))
     context = {"thread": thread, "view": view, "follow_up": follow_up_form(request)}
     return render(request, "web/thread_detail.html", context)

@@ -12,7 +12,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result, source_id
+from knowledgeweb.knowledge import (
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    format_result,
+    format_result_view,
+    source_id,
+)
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
 
@@ -46,9 +53,16 @@ def retrieve(
     thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: Any
 ) -> tuple[Message, list[Source]]:
     """What the retrieval service does: format the result and append it as a trusted tool message."""
-    content, artifact = format_result(RetrievalResult(provider=provider, query="q", hits=hits), **budget)
+    formatted = format_result_view(RetrievalResult(provider=provider, query="q", hits=hits), **budget)
+    content, artifact = formatted.content, formatted.artifact
     message = message_append(
-        thread=thread, type="tool", name="knowledge_search", content=content, artifact=artifact, trusted=True
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content=content,
+        artifact=artifact,
+        trusted=True,
+        tool_view=formatted.view,
     )
     return message, _sources(content, artifact)
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Locator, Page, expect
 
-from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result_view
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
 from tests.e2e.watching import Watched
@@ -279,7 +279,7 @@ def test_tool_messages_fold_open_to_their_hits_and_a_relation_edge_reaches_its_e
     reader: tuple[User, Any], open_page: OpenPage
 ) -> None:
     thread = thread_create(owner=reader[0], title="Graph")
-    content, artifact = format_result(
+    formatted = format_result_view(
         RetrievalResult(
             provider="lightrag",
             query="q",
@@ -296,13 +296,14 @@ def test_tool_messages_fold_open_to_their_hits_and_a_relation_edge_reaches_its_e
             ),
         )
     )
-    relations = message_append(
+    relations = message_append(  # as the retrieval service records a search it ran
         thread=thread,
         type="tool",
         name="entity_relations_search",
-        content=content,
-        artifact=artifact,
+        content=formatted.content,
+        artifact=formatted.artifact,
         trusted=True,
+        tool_view=formatted.view,
     )
     message_append(thread=thread, type="tool", name="knowledge_search", content="Timed out.", status="error")
     page, watched = open_page(f"/threads/{thread.id}/")

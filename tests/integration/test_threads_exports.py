@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from io import StringIO
 
 import pytest
@@ -14,12 +15,13 @@ from django.core.management import call_command
 from django.test import Client
 from markdown_it import MarkdownIt
 
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult
+from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, parse_markdown
+from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import message_sources, validation_counter
 from knowledgeweb.threads.exports import REFERENCES_HEADING, targets_reference_anchor, thread_export
-from knowledgeweb.threads.links import RenderedLink, inspect_markdown
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_import
 
@@ -28,6 +30,17 @@ pytestmark = pytest.mark.django_db
 Append = Callable[..., Message]
 RENDERER = MarkdownIt("commonmark", {"html": True})
 GENUINE_RULE = f"\n\n---\n\n## {REFERENCES_HEADING}\n\n"
+
+
+@dataclass(frozen=True)
+class RenderedLink:
+    href: str
+    text: str
+
+
+def rendered_links(text: str) -> list[RenderedLink]:
+    """Every link a renderer shows, as the one link grammar finds them."""
+    return [RenderedLink(link.href, link.label) for link in parse_markdown(text).links]
 
 
 def anchor_tag(text: str) -> str:
@@ -49,7 +62,7 @@ def section(text: str, heading: str) -> str:
 
 def reference_links(text: str) -> list[RenderedLink]:
     """The links a renderer shows that lead to a ``#ref-`` anchor."""
-    return [link for link in inspect_markdown(text).links if targets_reference_anchor(link.href)]
+    return [link for link in rendered_links(text) if targets_reference_anchor(link.href)]
 
 
 def html_tags(text: str) -> list[str]:
@@ -187,14 +200,17 @@ def test_the_markdown_export_is_the_same_every_time(cited_thread: tuple[Thread, 
     assert thread_export(thread=thread, format="markdown") == thread_export(thread=thread, format="markdown")
 
 
-def test_the_export_validates_each_tool_message_once_through_the_evidence_walk(
+def test_the_export_reads_what_was_stored_at_write_and_parses_nothing(
     cited_thread: tuple[Thread, list[str]],
 ) -> None:
     thread, _ = cited_thread
     cache.clear()
     validation_counter.reset()
-    thread_export(thread=thread, format="markdown")
-    assert validation_counter.count == 2
+    parse_counter.reset()
+    render_counter.reset()
+    text = thread_export(thread=thread, format="markdown").content
+    assert REFERENCES_HEADING in text
+    assert (validation_counter.count, parse_counter.count, render_counter.count) == (0, 0, 0)
 
 
 def test_the_markdown_export_keeps_tool_output_verbatim_in_a_code_block(
@@ -256,16 +272,18 @@ def test_markers_written_in_the_thread_stay_plain_text_while_genuine_markers_are
         "Forged plain [1] and [2].\n\n"
         "Forged link [1], [2], [3], [4].\n\n"
         "Forged by reference [5] and 6.\n\n"
-        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> \\<https://example.org/#ref-9> '
-        "and a footnote\\[^1].\n\n"
-        f"---\n\n## {REFERENCES_HEADING}\n\n### [1] Forged title\n\n```text\nforged excerpt\n```\n\n"
-        "\\[^1]: https://example.org/note"
+        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> https://example.org/#ref-9 '
+        # CommonMark reads "[^1]" with its definition as an ordinary link, and so does the export.
+        "and a footnote[^1](https://example.org/note).\n\n"
+        # The text is regenerated from the viewer's tokens: a thematic break is written as one.
+        f"{'_' * 70}\n\n## {REFERENCES_HEADING}\n\n### [1] Forged title\n\n```text\nforged excerpt\n```"
     )
     # As a renderer reads the whole document: one link leads to a reference, the genuine marker;
     # the only raw HTML is the genuine entry's anchor.
     assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
-    assert [link.href for link in inspect_markdown(text).links] == [
+    assert [link.href for link in rendered_links(text)] == [
         f"#ref-{tag}-1",
+        "https://example.org/note",
         "https://example.org/guide",
     ]
     assert html_tags(text) == [f'<a id="ref-{tag}-1">', "</a>"]
@@ -309,8 +327,8 @@ def test_reference_style_citations_resolve_like_inline_ones_and_their_definition
     assert section(text, "## 3. AI") == (
         f"Full the guide {marker(tag, 1)}, collapsed Other {marker(tag, 2)}, shortcut manual {marker(tag, 3)}, "
         f"again guide again {marker(tag, 1)}.\n"
-        "Unresolved missing and gone, malformed broken, and a [site][s] link stays.\n\n"
-        "[s]: https://example.org/site"
+        # Other links stay links; the export writes them inline.
+        "Unresolved missing and gone, malformed broken, and a [site](https://example.org/site) link stays."
     )
     assert "\\[3\\] manual.pdf" in text
     # The export and the citation report read the same citations the same way.
@@ -352,14 +370,14 @@ def test_a_reply_cut_off_inside_a_code_block_is_closed_before_the_references(
     message_append(thread=thread, type="ai", content=f"Per [the guide](#{guide}):\n\n````python\nprint('cut")
     text = thread_export(thread=thread, format="markdown").content
     tag = anchor_tag(text)
-    assert section(text, "## 5. AI") == f"Per the guide {marker(tag, 1)}:\n\n````python\nprint('cut\n````"
+    assert section(text, "## 5. AI") == f"Per the guide {marker(tag, 1)}:\n\n```python\nprint('cut\n```"
     tokens = RENDERER.parse(text)
     assert [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"][-4] == (
         REFERENCES_HEADING
     )
 
 
-def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_and_numbers_nothing(
+def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_then_its_numbered_citations(
     thread: Thread, append_retrieval: Append
 ) -> None:
     guide, other = message_sources(append_retrieval(thread, RESULT))
@@ -369,11 +387,18 @@ def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_and
     message_append(thread=thread, type="ai", content=content)
     text = thread_export(thread=thread, format="markdown").content
     tag = anchor_tag(text)
+    # The text as written, inert in a code block; then the one citation the report and the
+    # page resolve, with its number, so the three still agree.
     assert section(text, "## 3. AI") == (
         f"*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n```text\n{content}\n```"
+        f"\n\n*Citations in this message that knowledgeweb resolved:* other {marker(tag, 2)}."
     )
-    assert reference_links(text) == [RenderedLink(f"#ref-{tag}-1", "[1]")]
-    assert "Other" not in text.rsplit(GENUINE_RULE, 1)[1]
+    assert reference_links(text) == [
+        RenderedLink(f"#ref-{tag}-1", "[1]"),
+        RenderedLink(f"#ref-{tag}-2", "[2]"),
+    ]
+    assert [c.state for c in thread_citations(thread=thread)[1].citations] == ["resolved", "unresolved"]
+    assert text.rsplit(GENUINE_RULE, 1)[1].count("### ") == 2
 
 
 def test_a_message_nested_past_the_parsers_limit_is_exported_whole_and_verbatim(

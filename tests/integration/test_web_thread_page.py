@@ -10,7 +10,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.knowledge import (
+    RagflowLocator,
+    RetrievalHit,
+    RetrievalResult,
+    format_result,
+    format_result_view,
+)
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
 
@@ -30,9 +36,17 @@ def client_for(reader: User) -> Client:
 
 
 def _shared_tool(thread: Thread, *hits: RetrievalHit, tool: str = "knowledge_search") -> str:
-    content, artifact = format_result(RetrievalResult(provider="local", query="q", hits=hits, tool=tool))
-    message_append(thread=thread, type="tool", name=tool, content=content, artifact=artifact, trusted=True)
-    return content
+    formatted = format_result_view(RetrievalResult(provider="local", query="q", hits=hits, tool=tool))
+    message_append(
+        thread=thread,
+        type="tool",
+        name=tool,
+        content=formatted.content,
+        artifact=formatted.artifact,
+        trusted=True,
+        tool_view=formatted.view,  # as the retrieval service records it
+    )
+    return formatted.content
 
 
 def _handle(content: str) -> str:
@@ -176,7 +190,9 @@ def test_it_links_relation_edges_to_their_evidence_and_marks_graph_facts(
     assert f'id="hit-{message.id}-1"' in html
     assert f'href="#hit-{message.id}-1" data-edge-evidence="1">[1] people.md</a>' in html
     assert html.count("unattributed graph fact") == 3
-    assert "No document evidence was retrieved for this relation." in html
+    # The reader sees the phrase the model read.
+    assert "Evidence: none (no document evidence was retrieved for this relation)." in message.content
+    assert "Evidence: none (no document evidence was retrieved for this relation)." in html
 
 
 def test_it_logs_a_reader_in_through_the_login_page(reader: User) -> None:
@@ -223,7 +239,11 @@ def test_it_shows_tool_content_as_text_and_unverified_citations_as_plain_labels(
 
     html = client_for.get(f"/threads/{thread.id}/").content.decode()
 
-    assert 'data-hit-kind="unverified"' in html
+    # A caller's tool message has no server view: shown as its text, its imitation of
+    # a search's layout is not read back into hits.
+    assert "data-tool-output" in html
+    assert "data-hit-kind" not in html
+    assert "[citation:doc.md](#knowledge-source-" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<script>alert" not in html
     assert "data-source-entry" not in html

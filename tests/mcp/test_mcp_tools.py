@@ -21,6 +21,7 @@ from knowledgeweb.mcp_server.server import build_server, tool_definitions
 from knowledgeweb.mcp_server.stdio import stdio_caller_source
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create
+from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 from tests.mcp.conftest import QUERY, Setup, mcp_errors, run_async
 from tests.synthetic import (
     LIGHTRAG_URL,
@@ -108,12 +109,13 @@ def test_arguments_over_the_body_limit_are_refused_and_write_nothing(setup: Setu
 def test_an_answer_over_the_prose_limit_is_refused_with_the_services_reason(setup: Setup) -> None:
     thread = thread_create(owner=setup.alice, title="T")
 
-    result = call(setup, "append_answer", {"thread_id": str(thread.id), "content": "y" * 100_001})
+    too_long = "y" * (MAX_PROSE_CHARS + 1)
+    result = call(setup, "append_answer", {"thread_id": str(thread.id), "content": too_long})
 
     assert result.is_error
     assert result.structured_content["status"] == 422
-    assert "the limit is 100000" in result.structured_content["detail"]
-    api = api_post(setup, f"/api/threads/{thread.id}/messages", {"type": "ai", "content": "y" * 100_001})
+    assert f"the limit is {MAX_PROSE_CHARS}" in result.structured_content["detail"]
+    api = api_post(setup, f"/api/threads/{thread.id}/messages", {"type": "ai", "content": too_long})
     assert api.status_code == 422
     assert api.json()["detail"] == result.structured_content["detail"]
     nothing_written()

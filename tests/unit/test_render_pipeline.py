@@ -16,8 +16,8 @@ from knowledgeweb.knowledge import (
     read_sources,
 )
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED
-from knowledgeweb.web.rendering.markdown import markdown_to_html
-from knowledgeweb.web.rendering.pipeline import render_assistant_content, render_counter
+from knowledgeweb.threads.rendering.markdown import markdown_to_html
+from knowledgeweb.threads.rendering.pipeline import render_assistant_content, render_counter
 
 
 def _shared() -> dict[str, Evidence]:
@@ -192,3 +192,33 @@ def test_a_message_nested_too_deeply_is_shown_whole_as_text_with_a_notice() -> N
     assert "data-citation" not in rendered.html
     assert "<a " not in rendered.html
     assert rendered.verdicts == ()
+
+
+def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations() -> None:
+    from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, MAX_TOKENS, parse_markdown
+    from knowledgeweb.threads.exports import VERBATIM_NOTE, message_export_parts
+    from knowledgeweb.threads.rendering.markdown import TOO_LARGE_NOTICE
+
+    source = _shared()
+    handle = next(iter(source))
+    brackets = f"[cited](#{handle}) " + "[" * MAX_BRACKETS
+    tokens = f"[cited](#{handle}) " + "`a` " * MAX_TOKENS
+    for text in (brackets, tokens):
+        rendered = render_assistant_content(text, source)
+        assert rendered.parsed.as_written
+        assert rendered.verdicts == ()
+        assert find_citations(text) == []
+        assert TOO_LARGE_NOTICE in rendered.html
+        assert "data-citation" not in rendered.html
+        (part,) = message_export_parts(rendered.parsed, rendered.verdicts)
+        assert isinstance(part, str)
+        assert part.startswith(VERBATIM_NOTE)
+        assert text in part
+    # Just inside the caps the message is formatted, its citations count, and the export's
+    # markers (which add brackets and tokens of their own) do not push it past them.
+    inside = f"[cited](#{handle}) " * 20 + "[" * (MAX_BRACKETS - 20)
+    assert not parse_markdown(inside).as_written
+    rendered = render_assistant_content(inside, source)
+    assert [v.state for v in rendered.verdicts] == ["resolved"] * 20
+    parts = message_export_parts(rendered.parsed, rendered.verdicts)
+    assert [p for p in parts if isinstance(p, dict)] == [{"handle": handle}] * 20

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledgeweb.web.rendering.sanitizer import link_kind, sanitize_html
+from knowledgeweb.threads.rendering.sanitizer import link_kind, sanitize_html
 
 
 def test_it_drops_script_elements_and_keeps_their_text_inert() -> None:

@@ -13,6 +13,7 @@ from knowledgeweb.threads.imports import message_fields_from_json
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
 from knowledgeweb.threads.services.messages import message_build
+from knowledgeweb.threads.services.renders import renders_prepare, renders_store
 from knowledgeweb.threads.services.threads import thread_create
 
 #: An import larger than this is refused before anything is read.
@@ -57,14 +58,17 @@ def thread_import(
             )
         except MessageInvalidError as exc:
             raise MessageInvalidError(str(exc), position=position) from exc
+    for seq, message in enumerate(built, start=1):
+        message.seq = seq
     size = sum(message_size(content=m.content, artifact=m.artifact) for m in built)
+    renderings = renders_prepare(built)  # rendered before the write, like an append
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)
         # The whole import against the thread's and the user's quotas, before any message is written.
         messages_admit(thread=thread, count=len(built), nbytes=size)
-        for seq, message in enumerate(built, start=1):
+        for message in built:
             message.thread = thread
-            message.seq = seq
         Message.objects.bulk_create(built)
+        renders_store(thread, built, renderings)
         tallies_add(thread=thread, count=len(built), nbytes=size)
     return thread

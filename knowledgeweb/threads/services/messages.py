@@ -16,6 +16,7 @@ from knowledgeweb.knowledge import strip_reserved_keys
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
+from knowledgeweb.threads.services.renders import render_prepare, render_store
 from knowledgeweb.threads.text import unstorable_field
 
 # Concurrent appends to one thread race for the next seq. PostgreSQL serializes
@@ -24,10 +25,12 @@ from knowledgeweb.threads.text import unstorable_field
 # so the whole transaction is retried from the start.
 _MAX_ATTEMPTS = 40
 
-#: Human, AI and system messages are rendered as Markdown and scanned for citations on
-#: every report and export; past this size hostile Markdown costs seconds per request.
+#: Human, AI and system messages are parsed as Markdown once, when written (the viewer's
+#: HTML, the citation report and the export text). markdown-it's cost on unmatched
+#: brackets grows with the square of the length: past this size one hostile message costs
+#: more than a second to write (bench/hostile.py, docs/decisions.md "Render at write").
 #: Tool output is never parsed as Markdown, so only the request body limit bounds it.
-MAX_PROSE_CHARS = 100_000
+MAX_PROSE_CHARS = 40_000
 
 
 def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
@@ -46,8 +49,15 @@ def message_build(
     artifact: Any = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_view: dict[str, Any] | None = None,
 ) -> Message:
-    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys."""
+    """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys.
+
+    ``tool_view`` is the retrieval service's account of its own search; only a trusted
+    (server-side) writer may set it.
+    """
+    if tool_view is not None and not (trusted and type == MessageType.TOOL):
+        raise MessageInvalidError("only the retrieval service records a tool view.")
     if type not in MessageType.values:
         raise MessageInvalidError(
             f"unknown message type {type!r}; expected one of {', '.join(MessageType.values)}."
@@ -75,6 +85,7 @@ def message_build(
         artifact=stored_artifact,
         status=status,
         digest=message_digest(content=content, artifact=stored_artifact),
+        tool_view=tool_view,
     )
     try:
         # seq is assigned under the lock, the thread is checked there too, and the
@@ -95,8 +106,9 @@ def message_append(
     artifact: dict[str, Any] | None = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
+    tool_view: dict[str, Any] | None = None,
 ) -> Message:
-    """Append one message at the end of ``thread``.
+    """Append one message at the end of ``thread``, rendered and stored with its render.
 
     Reserved evidence keys are stripped from ``artifact`` unless ``trusted``
     (only server-side producers pass ``trusted=True``). ``seq`` is assigned
@@ -111,8 +123,12 @@ def message_append(
         artifact=artifact,
         status=status,
         trusted=trusted,
+        tool_view=tool_view,
     )
     size = message_size(content=message.content, artifact=message.artifact)
+    # Rendered before the lock is taken; ``render_store`` renders again only if evidence
+    # arrived in between.
+    prepared = render_prepare(thread, message)
     for attempt in range(1, _MAX_ATTEMPTS + 1):
         try:
             with transaction.atomic():
@@ -121,6 +137,7 @@ def message_append(
                 last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
                 message.seq = last + 1
                 message.save()
+                render_store(thread, message, prepared)
                 tallies_add(thread=thread, count=1, nbytes=size)
             return message
         except (IntegrityError, OperationalError) as exc:

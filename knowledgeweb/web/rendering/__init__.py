@@ -1,1 +1,1 @@
-"""The render pipeline for thread pages: markdown -> sanitize -> resolve citations (SPEC §8)."""
+"""The page side of the viewer: assembling a thread from the renders stored at write."""

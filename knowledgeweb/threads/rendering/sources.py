@@ -1,12 +1,13 @@
 """Entries of the sources panel (SPEC §8).
 
-An entry's body depends only on its evidence, so it is rendered once, cached
-with the fragment of the tool message that carries it, and a page render only
-wraps it with the entry's citation count.
+An entry's body depends only on its evidence, so it is rendered once, stored
+with the render of the tool message that carries it, and a page only wraps it
+with the entry's citation count.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from django.utils.html import format_html
@@ -48,14 +49,23 @@ def source_entry_body(source: Evidence) -> str:
     )
 
 
-def source_entry(source: Evidence, body: str, citations: int) -> SafeString:
-    """The whole panel entry: its anchor (``id`` is the citation's handle), body and count."""
-    count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
-    # Handles and ids are validated hex; escaping them anyway keeps this safe by construction
-    # (the standard library's escape: Django's lazy-aware one costs more than the whole entry).
-    return SafeString(  # every interpolated value is escaped or built by source_entry_body
+def source_entry_parts(source: Evidence) -> list[str]:
+    """A panel entry as stored at write: its opening tag (without the citation count) and body.
+
+    Handles and ids are validated hex; everything is escaped anyway, here, once.
+    """
+    opening = (
         f'<li class="source" id="{escape(source.handle)}" tabindex="-1" data-source-entry '
         f'data-source-id="{escape(source.id)}" data-form="{escape(source.form)}" '
-        f'data-truncated="{"true" if source.truncated else "false"}" data-citations="{citations}">'
-        f'{body}<p class="source-count">{count}</p></li>'
+        f'data-truncated="{"true" if source.truncated else "false"}"'
+    )
+    return [opening, source_entry_body(source)]
+
+
+def source_entry(parts: Sequence[str], citations: int) -> SafeString:
+    """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count."""
+    opening, body = parts
+    count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
+    return SafeString(  # both parts were escaped or built by source_entry_body at write
+        f'{opening} data-citations="{citations}">{body}<p class="source-count">{count}</p></li>'
     )

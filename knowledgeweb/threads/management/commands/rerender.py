@@ -1,0 +1,40 @@
+"""``manage.py rerender``: bring every thread's stored renders up to date, ahead of its readers.
+
+Safe as a deploy step: it only replaces renders whose fingerprint is not the
+running renderer's (``--force`` replaces all), one thread per transaction, and
+can run again or be interrupted at any point; a view meeting a thread it has not
+reached yet re-renders that thread itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from knowledgeweb.library.progress import ProgressBar
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.rendering.fingerprint import render_fingerprint
+from knowledgeweb.threads.services.renders import thread_rerender
+
+
+class Command(BaseCommand):
+    help = "Re-render every thread's messages whose stored render came from another renderer."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--force", action="store_true", help="re-render every message, stale or not")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        ids = list(Thread.objects.order_by("created_at").values_list("pk", flat=True))
+        interactive = self.stderr.isatty()
+        bar = ProgressBar(self.stderr, interactive=interactive)
+        rendered = 0
+        for done, pk in enumerate(ids, start=1):
+            thread = Thread.objects.filter(pk=pk).first()
+            if thread is not None:  # deleted since the list was read
+                rendered += thread_rerender(thread=thread, force=options["force"])
+            bar.update(done, len(ids), str(pk))
+        bar.finish()
+        self.stdout.write(
+            f"Renderer {render_fingerprint()}: {rendered} message(s) rendered in {len(ids)} thread(s)."
+        )

@@ -1,0 +1,72 @@
+"""Markdown to HTML, the first stage of the render pipeline.
+
+The tokens come from ``knowledgeweb.knowledge.linkgrammar``: the one parser
+configuration, so the links the viewer turns into ``<a>`` are exactly the links
+the grammar reports. Raw HTML written into a message is shown as text, never
+parsed (``html=False``). Messages come from models, tools and importers we do
+not control, so hostile markup (``<script>``, ``<svg onload>``, forms, iframes,
+elements carrying our own panel ids) is escaped here, before the sanitizer ever
+sees it; the sanitizer is the second, independent line of defence.
+
+Images are rendered as their alt text: the page's CSP would block a remote
+image anyway, and loading one would tell a third party who reads the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, markdown_parser, parse_markdown
+
+
+def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    return f"<em>{escapeHtml(alt)}</em>" if alt else ""
+
+
+def _renderer() -> RendererHTML:
+    # A renderer of our own: the shared parser (and its default renderer) stays untouched.
+    renderer = RendererHTML()
+    renderer.rules["image"] = _image_as_text.__get__(renderer)
+    return renderer
+
+
+_RENDERER = _renderer()
+
+TOO_DEEP_NOTICE = (
+    "This message is nested too deeply to show as formatted text without hiding part of it. "
+    "It is shown exactly as written, and its links are not followed or checked."
+)
+
+
+TOO_LARGE_NOTICE = (
+    "This message holds too much formatting to show as formatted text. "
+    "It is shown exactly as written, and its links are not followed or checked."
+)
+
+
+def verbatim_html(text: str, notice: str = TOO_DEEP_NOTICE) -> str:
+    """A message shown whole as written, with the notice saying why."""
+    return f"<p><em>{notice}</em></p>\n<pre><code>{escapeHtml(text)}</code></pre>\n"
+
+
+def parsed_to_html(parsed: ParsedMarkdown) -> str:
+    """Render a parse to HTML; a message nested too deeply or holding too much structure
+    (``linkgrammar.MAX_TOKENS``) is shown as written."""
+    if parsed.too_deep:
+        return verbatim_html(parsed.text)
+    if parsed.too_large:
+        return verbatim_html(parsed.text, TOO_LARGE_NOTICE)
+    return _RENDERER.render(parsed.tokens, markdown_parser().options, parsed.env)
+
+
+def markdown_to_html(text: str) -> str:
+    """Render CommonMark to HTML with raw HTML escaped as text."""
+    return parsed_to_html(parse_markdown(text))

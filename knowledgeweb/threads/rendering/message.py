@@ -1,0 +1,76 @@
+"""Rendering one message, given the evidence before it: what the renders service stores.
+
+A pure function of the message and the evidence available before it (and of
+the renderer's code, named by its fingerprint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.knowledge.linkgrammar import parse_markdown
+from knowledgeweb.threads.evidence import ResolvedCitation
+from knowledgeweb.threads.exports import ExportPart, message_export_parts
+from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.threads.rendering.pipeline import render_assistant_content
+from knowledgeweb.threads.rendering.sources import source_entry_parts
+from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRendering:
+    """A message's HTML fragment, citations, own evidence, panel entries and export part."""
+
+    html: str
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, Evidence] = field(default_factory=dict)
+    entries: dict[str, list[str]] = field(default_factory=dict)
+    export: list[ExportPart] = field(default_factory=list)
+
+    def tally(self, state: str) -> int:
+        return sum(1 for citation in self.citations if citation["state"] == state)
+
+
+def citation_json(verdict: ResolvedCitation) -> dict[str, Any]:
+    return {
+        "label": verdict.label,
+        "href": verdict.href,
+        "state": verdict.state,
+        "reason": verdict.reason,
+        "handle": verdict.source.handle if verdict.source is not None else None,
+    }
+
+
+def render_message(
+    message: Message, available: Mapping[str, Evidence], own: Mapping[str, Evidence]
+) -> MessageRendering:
+    """Render ``message``; ``available`` is the evidence before it, ``own`` its validated sources."""
+    if message.type == MessageType.AI:
+        rendered = render_assistant_content(message.content, available)
+        return MessageRendering(
+            html=rendered.html,
+            citations=[citation_json(v) for v in rendered.verdicts],
+            export=message_export_parts(rendered.parsed, rendered.verdicts),
+        )
+    if message.type == MessageType.TOOL:
+        failed = message.status == MessageStatus.ERROR
+        tool = (
+            generic_view(message.content)
+            if failed
+            else build_tool_view(message.content, message.tool_view, own)
+        )
+        html = render_to_string(
+            "web/fragments/tool_message.html", {"message": message, "failed": failed, "tool": tool}
+        )
+        entries = {handle: source_entry_parts(source) for handle, source in own.items()}
+        return MessageRendering(html=html, sources=dict(own), entries=entries)
+    # Human and system messages are shown as written; their export keeps their links,
+    # except any that would pose as one of the export's reference markers.
+    plain = format_html('<div class="plain-text">{}</div>', message.content)
+    return MessageRendering(html=plain, export=message_export_parts(parse_markdown(message.content), None))

@@ -1,0 +1,30 @@
+"""Deleting a message, by any path, forgets its cache entries.
+
+Stored renders go with their message (a database cascade); the only cache
+entries keyed by a message are its memoized validations. A thread deleted in
+the admin, through the ORM's cascade from its owner, or by a service sends
+``post_delete`` for each message (Django collects them because this receiver
+exists), so nothing is left behind; the cache's time to live bounds anything a
+raw SQL delete would miss.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+
+from knowledgeweb.memo import memo_delete_many
+from knowledgeweb.threads.evidence import evidence_cache_key
+from knowledgeweb.threads.models import Message
+
+
+@receiver(post_delete, sender=Message, dispatch_uid="knowledgeweb.threads.forget_message_cache")
+def forget_message_cache(sender: type[Message], instance: Message, **kwargs: Any) -> None:
+    key = evidence_cache_key(instance)
+    memo_delete_many([key])
+    # A reader that validated the message while the deleting transaction was open may
+    # have written the entry back; forget it again once the deletion is final.
+    transaction.on_commit(lambda: memo_delete_many([key]))
