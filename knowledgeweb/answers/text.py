@@ -14,6 +14,13 @@ then there these they this those through to too under until up very was we were 
 which while who whom why will with would you your
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+# Words that frame a question rather than say what it is about: a sentence need not hold them.
+_QUESTION_FRAMING_TEXT = """
+tell explain describe define mean means meant say says said happen happens happened
+name named called call kind kinds type types way ways whose many much give list please
+know show find example examples briefly exactly difference
+"""
+QUESTION_FRAMING = frozenset(_QUESTION_FRAMING_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+")
 # After . ! or ?, optionally closed by a quote or bracket, then whitespace.
@@ -42,6 +49,30 @@ def keywords(text: str) -> set[str]:
     return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS}
 
 
+def content_words(question: str) -> set[str]:
+    """Stems of the question's words that say what it is about (no stop words, no framing)."""
+    return {
+        stem(word)
+        for word in _WORD.findall(question.lower())
+        if word not in STOP_WORDS and word not in QUESTION_FRAMING
+    }
+
+
+# Clause boundaries that separate questions: "?" or ";", or a comma before and/or/but.
+_CLAUSE_BREAK = re.compile(r"[?;]+|,\s*(?:and|or|but)\s+", re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate questions in ``question``; "what is X and Y" stays one."""
+    parts = [" ".join(part.split()) for part in _CLAUSE_BREAK.split(question)]
+    return [part for part in parts if part] or [question]
+
+
+def terminated(sentence: str) -> bool:
+    """Whether ``sentence`` ends with its own closing punctuation."""
+    return _TERMINATED.search(sentence) is not None
+
+
 def sentences(text: str) -> list[str]:
     """The prose sentences of ``text``, whitespace collapsed.
 
@@ -57,14 +88,6 @@ def sentences(text: str) -> list[str]:
             if _TERMINATED.search(sentence) or len(sentence.split()) >= _MIN_UNTERMINATED_WORDS:
                 found.append(sentence)
     return found
-
-
-def shorten(sentence: str, limit: int) -> str:
-    """``sentence`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
-    if len(sentence) <= limit:
-        return sentence
-    cut = sentence[: limit - 1].rsplit(" ", 1)[0].rstrip(",;: ")
-    return cut + "…"
 
 
 def escape_markdown(text: str) -> str:

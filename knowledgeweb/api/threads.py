@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
@@ -24,12 +25,14 @@ from knowledgeweb.threads.exports import thread_export
 from knowledgeweb.threads.imports import content_text
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
+    CURSOR_PATTERN,
+    MAX_SEARCH_CHARS,
     thread_citations,
     thread_get_for_owner,
-    thread_list_for_owner,
     thread_messages,
+    thread_page_for_owner,
 )
-from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.services import message_append, thread_create, thread_delete, thread_import
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 router = Router(tags=["threads"])
@@ -79,6 +82,9 @@ class ThreadOut(Schema):
     created_at: datetime
     updated_at: datetime
     message_count: int
+    citations_resolved: int = Field(0, description="Citations verified against the thread's evidence.")
+    citations_unresolved: int = Field(0, description="Well-formed citations without matching evidence.")
+    citations_malformed: int = Field(0, description="Citation-like links in no accepted form.")
 
 
 class TextPart(Input):
@@ -178,6 +184,20 @@ class CitationReportOut(Schema):
     messages: list[MessageCitationsOut]
 
 
+class ThreadListQuery(Schema):
+    limit: int = Field(50, ge=1, le=200, description="Threads per page (1-200).")
+    cursor: str = Field(
+        "",
+        pattern=f"{CURSOR_PATTERN}|^$",
+        description="The `X-Next-Cursor` of the previous page; empty for the first page.",
+    )
+    q: str = Field(
+        "",
+        max_length=MAX_SEARCH_CHARS,
+        description="Case-insensitive text to find in the title or in any human, AI or system message.",
+    )
+
+
 class ExportQuery(Schema):
     format: Literal["json", "markdown"] = "json"
 
@@ -195,6 +215,9 @@ def _thread_out(thread: Thread, message_count: int) -> ThreadOut:
         created_at=thread.created_at,
         updated_at=thread.updated_at,
         message_count=message_count,
+        citations_resolved=thread.citations_resolved,
+        citations_unresolved=thread.citations_unresolved,
+        citations_malformed=thread.citations_malformed,
     )
 
 
@@ -228,11 +251,32 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
     )
 
 
-@router.get("", response={200: list[ThreadOut], **_AUTH_ERRORS}, summary="List your threads")
-def list_threads(request: HttpRequest) -> list[ThreadOut]:
-    """Your threads, most recently updated first."""
-    threads = thread_list_for_owner(owner=request_user(request))
-    return [_thread_out(t, t.message_count) for t in threads]
+@router.get(
+    "",
+    response={200: list[ThreadOut], 422: ErrorOut, **_AUTH_ERRORS},
+    summary="List your threads",
+)
+def list_threads(
+    request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]
+) -> list[ThreadOut]:
+    """Your threads, most recently updated first (ties broken by id), `limit` per page.
+
+    The body is the page itself, a JSON array. When more threads follow, the
+    response carries `X-Next-Cursor` and a `Link: <...>; rel="next"` header: pass
+    the cursor back as `cursor` (with the same `q`) for the next page. A cursor not
+    of the issued form answers 422. `q` finds threads whose title or message text contains it,
+    ignoring case. Each thread carries its stored citation tallies.
+    """
+    page = thread_page_for_owner(
+        owner=request_user(request), limit=query.limit, cursor=query.cursor, search=query.q
+    )
+    if page.next_cursor is not None:
+        params = {"limit": str(query.limit), "cursor": page.next_cursor}
+        if query.q:
+            params["q"] = query.q
+        response["X-Next-Cursor"] = page.next_cursor
+        response["Link"] = f'<{request.path}?{urlencode(params)}>; rel="next"'
+    return [_thread_out(t, t.message_count) for t in page.threads]
 
 
 @router.post("", response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS}, summary="Create a thread")
@@ -279,6 +323,18 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
     messages = thread_messages(thread=thread)
     out = _thread_out(thread, len(messages))
     return ThreadDetailOut(**out.model_dump(), messages=[_message_out(m) for m in messages])
+
+
+@router.delete(
+    "/{thread_id}",
+    response={204: None, **_THREAD_ERRORS},
+    summary="Delete a thread",
+)
+def delete_thread(request: HttpRequest, thread_id: UUID) -> Status[None]:
+    """Delete your thread and every message in it. Another user's thread answers 404
+    and is left as it is."""
+    thread_delete(owner=request_user(request), thread_id=thread_id)
+    return Status(204, None)
 
 
 @router.post(

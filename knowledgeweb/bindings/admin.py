@@ -22,7 +22,7 @@ class KnowledgeBindingAdmin(admin.ModelAdmin):
     filter_horizontal = ["users"]
     readonly_fields = ["credential", "created_at", "updated_at"]
     fieldsets = [
-        (None, {"fields": ["name", "provider", "enabled"]}),
+        (None, {"fields": ["name", "title", "description", "provider", "enabled"]}),
         ("Connection", {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
         ("Who may use it", {"fields": ["users", "agent_names"]}),
         ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", "collections"]}),

@@ -147,6 +147,8 @@ class KnowledgeBindingForm(forms.ModelForm):
         model = KnowledgeBinding
         fields = [
             "name",
+            "title",
+            "description",
             "provider",
             "enabled",
             "base_url",

@@ -80,7 +80,7 @@ DEMO_THREADS = (
     ),
     DemoThread(
         title="Demo: tool output cut by the output budget",
-        question="What happens to evidence, excerpts and citations when tool output is truncated by the budget?",
+        question="What happens to evidence that no longer appears in full after the tool output is cut?",
         output_limit=DEMO_OUTPUT_LIMIT,
     ),
 )
@@ -124,7 +124,7 @@ def demo_binding_ensure(*, user: User) -> KnowledgeBinding:
     if binding is None:
         collection = collection_by_name(name=COLLECTION)
         selection = [] if collection is None else [{"dataset_id": str(collection.pk), "document_ids": []}]
-        return binding_create(
+        binding = binding_create(
             name=BINDING,
             provider="local",
             tools=["knowledge_search"],
@@ -132,6 +132,13 @@ def demo_binding_ensure(*, user: User) -> KnowledgeBinding:
             scope=BindingScope.SELECTED if selection else BindingScope.ALL,
             selection=selection,
         )
+        # What the Ask page offers readers (an admin may change it).
+        binding.title = "Sample corpus"
+        binding.description = (
+            "The demo documents: how citations resolve, the local index, providers, Lincoln."
+        )
+        binding.save(update_fields=["title", "description"])
+        return binding
     binding.users.add(user)
     return binding
 

@@ -50,3 +50,7 @@ class MessageImmutableError(ThreadsError):
 
 class ExportFormatError(ThreadsError):
     """An export format other than json or markdown."""
+
+
+class ThreadCursorError(ThreadsError):
+    """A thread-list cursor this app did not issue (or one too mangled to read)."""

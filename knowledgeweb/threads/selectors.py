@@ -5,32 +5,113 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.citations import MessageCitations, messages_citations
-from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.errors import ThreadCursorError, ThreadNotFound
+from knowledgeweb.threads.evidence import evidence_from_json
+from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.services.renders import thread_renders
 
 __all__ = [
     "message_get_for_owner",
+    "renders_evidence",
     "thread_citations",
     "thread_get_for_owner",
     "thread_list_for_owner",
     "thread_messages",
     "thread_outline",
+    "thread_page_for_owner",
+    "thread_questions",
     "thread_renders",
 ]
 
+#: The list's one order. ``id`` breaks ties between threads updated in the same
+#: microsecond, so a page boundary never drops or repeats a thread.
+THREAD_ORDER = ("-updated_at", "-id")
+#: Longest search accepted; longer text is cut (a search box, not a document).
+MAX_SEARCH_CHARS = 200
+#: Messages whose text the search reads: what was said, not what a tool returned.
+_SEARCHED_TYPES = (MessageType.HUMAN, MessageType.AI, MessageType.SYSTEM)
 
-def thread_list_for_owner(*, owner: User | AnonymousUser) -> QuerySet[Thread]:
-    """The owner's threads, most recently updated first (``message_count`` is kept by the writers)."""
+
+def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> QuerySet[Thread]:
+    """The owner's threads, most recently updated first, optionally matching ``search``.
+
+    The order is explicit (``THREAD_ORDER``), never left to the model's default,
+    which any later ``annotate``/``values`` could silently drop. ``search`` matches
+    a case-insensitive substring of the title or of any human, AI or system
+    message's text, the same way on SQLite and PostgreSQL (docs/decisions.md).
+    Rows carry their stored tallies (``message_count``, ``citations_*``): nothing
+    here aggregates or renders messages.
+    """
     if not owner.is_authenticated:
         return Thread.objects.none()
-    return Thread.objects.filter(owner=owner)
+    threads = Thread.objects.filter(owner=owner)
+    needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if needle:
+        said = Message.objects.filter(
+            thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
+        )
+        threads = threads.filter(Q(title__icontains=needle) | Exists(said))
+    return threads.order_by(*THREAD_ORDER)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    """One page of the list and the cursor of the next (None on the last page)."""
+
+    threads: list[Thread]
+    next_cursor: str | None
+
+
+#: A cursor: microseconds since the Unix epoch (UTC), a dash, the thread id in hex. Every
+#: string of this form names a position in ``THREAD_ORDER``, so every one is accepted.
+CURSOR_PATTERN = r"^[0-9]{1,20}-[0-9a-f]{32}$"
+_CURSOR = re.compile(CURSOR_PATTERN)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_LAST_MICROSECOND = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
+
+
+def thread_cursor(thread: Thread) -> str:
+    """The cursor naming the position just after ``thread`` in ``THREAD_ORDER``."""
+    micros = (thread.updated_at - _EPOCH) // timedelta(microseconds=1)
+    return f"{micros}-{thread.id.hex}"
+
+
+def _cursor_position(cursor: str) -> tuple[datetime, UUID]:
+    if not _CURSOR.match(cursor):
+        raise ThreadCursorError("The cursor is not one this API issued. Start again without a cursor.")
+    micros, key = cursor.split("-")
+    # Past the last representable instant is still a position: after every thread.
+    updated = _EPOCH + timedelta(microseconds=min(int(micros), _LAST_MICROSECOND))
+    return updated, UUID(hex=key)
+
+
+def thread_page_for_owner(
+    *, owner: User | AnonymousUser, limit: int, cursor: str = "", search: str = ""
+) -> ThreadPage:
+    """``limit`` threads in list order, starting after ``cursor`` (keyset pagination).
+
+    A keyset, not an offset: a thread updated while a client pages moves to the
+    front instead of shifting every later page by one.
+    """
+    threads = thread_list_for_owner(owner=owner, search=search)
+    if cursor:
+        updated, key = _cursor_position(cursor)
+        threads = threads.filter(Q(updated_at__lt=updated) | Q(updated_at=updated, id__lt=key))
+    rows = list(threads[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return ThreadPage(threads=rows, next_cursor=thread_cursor(rows[-1]) if more and rows else None)
 
 
 def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:
@@ -69,6 +150,31 @@ def thread_outline(*, thread: Thread) -> list[Message]:
         .order_by("seq")
         .only("id", "thread_id", "seq", "type", "status", "name")
     )
+
+
+def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
+    """The validated sources stored with these tool messages' renders, by handle (one query).
+
+    A page reads only the few tool messages its answers cite from; the first record of a
+    handle wins, as it does when the thread is read.
+    """
+    found: dict[str, Evidence] = {}
+    if not message_ids:
+        return found
+    rows = MessageRender.objects.filter(message_id__in=list(message_ids)).order_by("seq")
+    for records in rows.values_list("sources", flat=True):
+        for record in records:
+            found.setdefault(record["handle"], evidence_from_json(record))
+    return found
+
+
+def thread_questions(*, thread: Thread) -> dict[UUID, str]:
+    """The text of the thread's human messages by id: what a page heads its turns with.
+
+    One query; questions are prose, bounded like every human message, unlike tool output.
+    """
+    rows = Message.objects.filter(thread=thread, type=MessageType.HUMAN).values_list("id", "content")
+    return dict(rows)
 
 
 def thread_messages(*, thread: Thread, with_artifacts: bool = True) -> list[Message]:

@@ -2,10 +2,14 @@
 
 The view only wires the form to ``question_answer``; every write and every
 refusal happens there, in one transaction (see ``knowledgeweb.answers.services``).
+What the view adds is for people: sources offered by the name and description
+an administrator gave them, who to ask when there is none, and failures told in
+plain language with a next step (the technical detail stays one click away).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 from django import forms
@@ -18,33 +22,53 @@ from django.views.decorators.http import require_http_methods
 from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_answer
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.web import compose
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
 ASK_AGENT_NAME = ""
-NO_BINDINGS = (
-    "No knowledge binding is available to you, so there is nothing to search. "
-    "Ask an administrator to bind one to your account."
+NO_BINDINGS = "No knowledge source is available to you yet, so there is nothing to search."
+#: How many administrators the page names when a user has no source.
+MAX_ADMINS_SHOWN = 5
+
+_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
+
+# Provider failure codes (``ProviderError.code``) grouped by what the reader can do about them.
+_SETUP_CODES = frozenset(
+    {
+        ProviderErrorCode.MISCONFIGURED.value,
+        ProviderErrorCode.AUTH.value,
+        ProviderErrorCode.REJECTED.value,
+        ProviderErrorCode.REDIRECT_REFUSED.value,
+    }
 )
 
 
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
+@dataclass(frozen=True, slots=True)
+class SourceChoice:
+    """A binding as the Ask page offers it."""
+
+    name: str
+    title: str
+    description: str
+    timeout: int
 
 
 class AskForm(forms.Form):
     question = forms.CharField(
         max_length=MAX_QUESTION_CHARS,
-        widget=forms.Textarea(attrs={"rows": 3, "data-field": "question"}),
+        widget=forms.Textarea(attrs={"rows": 3, "data-field": "question", "autofocus": True}),
         error_messages={"required": "Enter a question."},
     )
     binding = forms.ChoiceField(
-        widget=forms.Select(attrs={"data-field": "binding"}),
-        error_messages={"required": "Choose a binding.", "invalid_choice": "Choose one of your bindings."},
+        widget=forms.RadioSelect(attrs={"data-field": "binding"}),
+        error_messages={"required": "Choose a source.", "invalid_choice": "Choose one of your sources."},
     )
 
-    # Issue 13: the extractive default, or an answer model the user may use.
+    # Issue 13: the extractive default, or an answer model bound to the user (shown only then).
     composer = forms.ChoiceField(
         required=False,
         label="Answer with",
@@ -55,21 +79,74 @@ class AskForm(forms.Form):
     def __init__(
         self,
         *args: object,
-        bindings: list[tuple[str, str]],
+        bindings: list[SourceChoice],
         composers: list[tuple[str, str]] | None = None,
         **kwargs: object,
     ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["binding"].choices = bindings  # type: ignore[attr-defined]
+        self.fields["binding"].choices = [(b.name, b.title) for b in bindings]  # type: ignore[attr-defined]
         self.fields["composer"].choices = composers or [(compose.EXTRACTIVE, compose.EXTRACTIVE_LABEL)]  # type: ignore[attr-defined]
+        if len(bindings) == 1:
+            self.fields["binding"].initial = bindings[0].name
 
 
-def _bindings(user: User) -> list[tuple[str, str]]:
-    return [
-        (capability.binding, f"{capability.binding} ({capability.provider})")
+def _bindings(user: User) -> list[SourceChoice]:
+    """The user's usable bindings, by display name (the binding's name when it has none)."""
+    names = [
+        capability.binding
         for capability in retrieval_capabilities(user=user, agent_name=ASK_AGENT_NAME)
         if capability.tool == TOOL
     ]
+    found = {b.name: b for b in KnowledgeBinding.objects.filter(name__in=names)}
+    return [_choice(found[name]) for name in names if name in found]
+
+
+def _choice(binding: KnowledgeBinding) -> SourceChoice:
+    return SourceChoice(
+        name=binding.name,
+        title=binding.title.strip() or binding.name,
+        description=binding.description.strip(),
+        timeout=binding.timeout,
+    )
+
+
+def _administrators() -> list[User]:
+    return list(
+        User.objects.filter(is_active=True, is_superuser=True).order_by("username")[:MAX_ADMINS_SHOWN]
+    )
+
+
+def _failure_kind(exc: AnswerError) -> str:
+    """The provider's failure code (``provider_timeout``...), when the retrieval error carries
+    or was raised from one."""
+    retrieval = exc.__cause__
+    for candidate in (retrieval, getattr(retrieval, "__context__", None)):
+        kind = getattr(candidate, "kind", None)
+        if isinstance(kind, str):
+            return kind
+    return ""
+
+
+def plain_error(exc: AnswerError, source: SourceChoice | None) -> str:
+    """What went wrong, for a reader, with what to do next."""
+    if exc.kind in ("question", "quota"):
+        # Both already say what to do: rephrase the question, or make room (the quota's message).
+        return exc.message
+    name = f"'{source.title}'" if source else "you picked"
+    if exc.kind == "binding":
+        return f"The source {name} cannot be used by your account right now. Pick another source."
+    kind = _failure_kind(exc)
+    if kind == ProviderErrorCode.TIMEOUT.value and source is not None:
+        return (
+            f"The source {name} did not answer within {source.timeout} seconds. "
+            "Try again, or pick another source."
+        )
+    if kind in _SETUP_CODES:
+        return (
+            f"The source {name} is not set up correctly, so it cannot be searched. "
+            "Pick another source, and tell an administrator."
+        )
+    return f"The source {name} could not be searched just now. Try again in a moment, or pick another source."
 
 
 @login_required
@@ -79,22 +156,25 @@ def ask(request: HttpRequest) -> HttpResponse:
     bindings = _bindings(user)
     if not bindings:
         status = 403 if request.method == "POST" else 200
-        return render(
-            request, "web/ask.html", {"error": NO_BINDINGS, "error_kind": "no-bindings"}, status=status
-        )
+        refusal = {"error": NO_BINDINGS, "error_kind": "no-bindings", "administrators": _administrators()}
+        return render(request, "web/ask.html", refusal, status=status)
     composers = compose.composer_choices(user)
     if request.method != "POST":
-        return render(request, "web/ask.html", {"form": AskForm(bindings=bindings, composers=composers)})
+        form = AskForm(bindings=bindings, composers=composers)
+        return render(request, "web/ask.html", {"form": form, "options": _options(form, bindings)})
 
     form = AskForm(request.POST, bindings=bindings, composers=composers)
-    context: dict[str, object] = {"form": form}
+    context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
     status = 400
     if form.is_valid() and form.cleaned_data.get("composer") not in {None, "", compose.EXTRACTIVE}:
-        # An answer model: the streamed flow's service, run to the end (no JavaScript here).
+        # An answer model (issue 13): the streamed flow's service, run to the end (no JavaScript here).
         outcome = compose.run_form_turn(request)
         if not isinstance(outcome, AnswerError):
             return outcome
-        context.update(error=outcome.message, error_kind=outcome.kind)
+        source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
+        context.update(
+            error=plain_error(outcome, source), error_kind=outcome.kind, error_detail=outcome.message
+        )
         status = _ERROR_STATUS[outcome.kind]
     elif form.is_valid():
         try:
@@ -106,8 +186,16 @@ def ask(request: HttpRequest) -> HttpResponse:
                 agent_name=ASK_AGENT_NAME,
             )
         except AnswerError as exc:
-            context.update(error=exc.message, error_kind=exc.kind)
+            source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
+            context.update(error=plain_error(exc, source), error_kind=exc.kind)
+            if exc.kind != "question":
+                context["error_detail"] = exc.message
             status = _ERROR_STATUS[exc.kind]
         else:
             return redirect("web:thread-detail", thread_id=thread.id)
     return render(request, "web/ask.html", context, status=status)
+
+
+def _options(form: AskForm, bindings: list[SourceChoice]) -> list[tuple[object, SourceChoice]]:
+    """Each radio button of the source picker with the binding it offers (same order)."""
+    return list(zip(form["binding"], bindings, strict=True))

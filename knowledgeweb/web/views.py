@@ -1,34 +1,96 @@
-"""Reader-facing views: thin, they call selectors and the renderer, then a template."""
+"""Reader-facing views: thin, they call selectors, services and the renderer, then a template."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
 from uuid import UUID
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.selectors import thread_get_for_owner, thread_list_for_owner, thread_outline
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import (
+    MAX_SEARCH_CHARS,
+    thread_get_for_owner,
+    thread_list_for_owner,
+    thread_outline,
+    thread_questions,
+)
+from knowledgeweb.threads.services import thread_delete
 from knowledgeweb.web.compose import follow_up_form
+from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.thread import render_thread
+
+#: Threads per page of the list.
+THREADS_PER_PAGE = 50
 
 
 @require_safe
 @login_required
 def thread_list(request: HttpRequest) -> HttpResponse:
-    threads = thread_list_for_owner(owner=request.user)
-    return render(request, "web/thread_list.html", {"threads": threads})
+    search = " ".join(request.GET.get("q", "").split())[:MAX_SEARCH_CHARS]
+    threads = thread_list_for_owner(owner=request.user, search=search)
+    # get_page: a missing, malformed or out-of-range page number shows the nearest page.
+    page = Paginator(threads, THREADS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "web/thread_list.html",
+        {
+            "page": page,
+            "threads": page.object_list,
+            "search": search,
+            "page_links": _page_links(page.number, page.paginator.num_pages, search),
+        },
+    )
+
+
+def _page_links(current: int, last: int, search: str) -> list[dict[str, object]]:
+    """Numbered links around the current page, with the first and last always shown."""
+    wanted = sorted({1, last, *range(max(1, current - 2), min(last, current + 2) + 1)})
+    links: list[dict[str, object]] = []
+    previous = 0
+    for number in wanted:
+        if number - previous > 1:
+            links.append({"gap": True})
+        query = {"page": str(number), **({"q": search} if search else {})}
+        links.append({"number": number, "href": "?" + urlencode(query), "current": number == current})
+        previous = number
+    return links
+
+
+def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
+    try:
+        return thread_get_for_owner(owner=request.user, thread_id=thread_id)
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
 
 
 @require_safe
 @login_required
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
-    try:
-        thread = thread_get_for_owner(owner=request.user, thread_id=thread_id)
-    except ThreadNotFound as exc:
-        raise Http404(str(exc)) from exc
+    thread = _owned(request, thread_id)
     view = render_thread(thread, thread_outline(thread=thread))
-    context = {"thread": thread, "view": view, "follow_up": follow_up_form(request)}
+    outline = turn_outline(view, thread_questions(thread=thread))
+    context = {"thread": thread, "view": view, "outline": outline, "follow_up": follow_up_form(request)}
     return render(request, "web/thread_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def thread_delete_confirm(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """GET asks for confirmation; only the POST (CSRF-checked) deletes."""
+    thread = _owned(request, thread_id)
+    if request.method != "POST":
+        return render(request, "web/thread_delete.html", {"thread": thread})
+    title = thread.title
+    try:
+        thread_delete(owner=request.user, thread_id=thread_id)
+    except ThreadNotFound as exc:  # deleted by a concurrent request
+        raise Http404(str(exc)) from exc
+    messages.success(request, f"Deleted the thread “{title}”.")
+    return redirect("web:thread-list")

@@ -7,11 +7,19 @@
   "use strict";
 
   var RESOLVED = 'a.citation[data-citation="resolved"]';
+  // A per-answer source link opens the same dialog as the citations it lists.
+  var ANSWER_SOURCE = "a[data-answer-source]";
   var dialog = document.querySelector("dialog[data-citation-dialog]");
   var preview = document.querySelector("[data-citation-preview]");
   var panel = document.querySelector("[data-sources-panel]");
   var opener = null;
   var restoreFocus = true;
+  // The citation the preview is showing, and the one it must not reopen for: focus returns
+  // to the citation when the dialog closes, and that is not a request for a preview.
+  var previewing = null;
+  var suppressed = null;
+  // Touch has no hover: a tap opens the dialog, and no preview is shown on the way.
+  var lastPointer = "mouse";
 
   // The panel entry a citation points at, or null. The entry must sit in the
   // panel and carry the same source id, so nothing else can stand in for it.
@@ -21,7 +29,8 @@
     if (href.charAt(0) !== "#") return null;
     var entry = document.getElementById(href.slice(1));
     if (!entry || !entry.hasAttribute("data-source-entry") || !panel.contains(entry)) return null;
-    if (entry.getAttribute("data-source-id") !== citation.getAttribute("data-source-id")) return null;
+    var id = citation.getAttribute("data-source-id") || citation.getAttribute("data-answer-source");
+    if (!id || entry.getAttribute("data-source-id") !== id) return null;
     return entry;
   }
 
@@ -64,7 +73,8 @@
   // ---- preview -----------------------------------------------------------
 
   function showPreview(citation) {
-    if (!preview) return;
+    if (!preview || citation === suppressed) return;
+    if (dialog && dialog.open) return;
     var entry = entryFor(citation);
     if (!entry) return;
     var source = sourceOf(entry);
@@ -74,6 +84,7 @@
     var excerpt = source.excerpt.length > 280 ? source.excerpt.slice(0, 280) + "…" : source.excerpt;
     setText(preview, "data-preview-field", "excerpt", excerpt);
     preview.hidden = false;
+    previewing = citation;
     citation.setAttribute("aria-describedby", preview.id);
     place(citation);
   }
@@ -92,7 +103,9 @@
   function hidePreview(citation) {
     if (!preview) return;
     preview.hidden = true;
-    if (citation) citation.removeAttribute("aria-describedby");
+    var shown = citation || previewing;
+    if (shown && shown.removeAttribute) shown.removeAttribute("aria-describedby");
+    previewing = null;
   }
 
   // ---- dialog ------------------------------------------------------------
@@ -139,13 +152,46 @@
 
   // ---- wiring ------------------------------------------------------------
 
+  function within(node, el) {
+    return Boolean(el && node instanceof Node && el.contains(node));
+  }
+
+  document.addEventListener(
+    "pointerdown",
+    function (event) {
+      lastPointer = event.pointerType || "mouse";
+      // A tap or click outside the card and its citation closes the card.
+      if (preview && !preview.hidden && !within(event.target, preview) && !within(event.target, previewing)) {
+        hidePreview(null);
+      }
+    },
+    true
+  );
+
+  if (preview) {
+    // Pressing on the card must not move focus off its citation (which would hide the card
+    // and let the tap's click land on whatever lies beneath).
+    preview.addEventListener("mousedown", function (event) {
+      event.preventDefault();
+    });
+  }
+
   document.addEventListener("click", function (event) {
     var target = event.target instanceof Element ? event.target : null;
-    var citation = target ? target.closest(RESOLVED) : null;
+    if (!target) return;
+    // The card swallows its own taps: it opens the source it shows, and nothing beneath it reacts.
+    if (preview && within(target, preview)) {
+      event.preventDefault();
+      event.stopPropagation();
+      if (previewing) openDialog(previewing);
+      return;
+    }
+    var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE);
     if (citation && openDialog(citation)) event.preventDefault();
   });
 
   document.addEventListener("mouseover", function (event) {
+    if (lastPointer === "touch" || lastPointer === "pen") return;
     var target = event.target instanceof Element ? event.target : null;
     var citation = target ? target.closest(RESOLVED) : null;
     if (citation) showPreview(citation);
@@ -154,9 +200,12 @@
   document.addEventListener("mouseout", function (event) {
     var target = event.target instanceof Element ? event.target : null;
     var citation = target ? target.closest(RESOLVED) : null;
-    if (citation && !(event.relatedTarget instanceof Node && citation.contains(event.relatedTarget))) {
-      if (document.activeElement !== citation) hidePreview(citation);
-    }
+    var to = event.relatedTarget;
+    if (citation && citation === suppressed && !within(to, citation)) suppressed = null;
+    // Leaving the citation (or the card) for anything but the other keeps nothing open.
+    var from = citation || (target && within(target, preview) ? previewing : null);
+    if (!from || within(to, from) || within(to, preview)) return;
+    if (document.activeElement !== from) hidePreview(from);
   });
 
   document.addEventListener("focusin", function (event) {
@@ -166,7 +215,10 @@
 
   document.addEventListener("focusout", function (event) {
     var target = event.target instanceof Element ? event.target : null;
-    if (target && target.matches(RESOLVED)) hidePreview(target);
+    if (target && target.matches(RESOLVED)) {
+      if (target === suppressed) suppressed = null;
+      hidePreview(target);
+    }
   });
 
   document.addEventListener("keydown", function (event) {
@@ -192,7 +244,13 @@
       });
     }
     dialog.addEventListener("close", function () {
-      if (restoreFocus && opener && document.contains(opener)) opener.focus();
+      hidePreview(null);
+      if (restoreFocus && opener && document.contains(opener)) {
+        // Focus goes back to the citation, but the card stays closed until the reader
+        // moves to another citation, or away and back.
+        suppressed = opener;
+        opener.focus();
+      }
       opener = null;
     });
   }

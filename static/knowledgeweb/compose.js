@@ -55,12 +55,17 @@
   function setup(form) {
     var box = form.parentNode.querySelector("[data-live-answer]");
     if (!box || !window.fetch || !window.TextDecoder) return;
+    var button = form.querySelector("button[type=submit]");
+    var label = button.textContent;
+    var picker = form.querySelector('[data-field="composer"]');
     var textArea = box.querySelector("[data-live-text]");
     var status = box.querySelector("[data-live-status]");
     var error = box.querySelector("[data-live-error]");
     form.addEventListener("submit", function (event) {
+      // On the Ask page the quoted-sentences default posts as before (ask.js shows its progress);
+      // only an answer model streams here.
+      if (form.getAttribute("data-stream") === "model-only" && (!picker || picker.value === "extractive")) return;
       event.preventDefault();
-      var button = form.querySelector("button[type=submit]");
       button.disabled = true;
       box.hidden = false;
       error.hidden = true;
@@ -69,7 +74,13 @@
       textArea.appendChild(paragraph);
       status.textContent = "Searching and writing the answer…";
       form.setAttribute("aria-busy", "true");
-      function finish() { button.disabled = false; form.removeAttribute("aria-busy"); }
+      function finish() {
+        button.disabled = false;
+        button.textContent = label;
+        form.removeAttribute("aria-busy");
+        var formStatus = form.querySelector("[data-ask-status]");
+        if (formStatus) formStatus.textContent = "";
+      }
       fetch(form.getAttribute("data-stream-url"), {
         method: "POST", body: new FormData(form), credentials: "same-origin",
         headers: { "Accept": "text/event-stream" }

@@ -13,10 +13,10 @@ from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.library.provider import LocalProvider
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
-from knowledgeweb.providers.errors import ProviderUnavailableError
+from knowledgeweb.providers.errors import ProviderTimeoutError, ProviderUnavailableError
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations
-from knowledgeweb.web.ask import NO_BINDINGS
+from knowledgeweb.web.ask import NO_BINDINGS, SourceChoice
 
 ASK = "/ask/"
 
@@ -81,7 +81,7 @@ def test_the_picker_offers_only_the_users_usable_bindings(
 
     html = client.get(ASK).content.decode()
 
-    assert re.findall(r'<option value="([^"]+)"', html) == ["local-guide"]
+    assert re.findall(r'<input type="radio" name="binding" value="([^"]+)"', html) == ["local-guide"]
     assert 'data-form="ask"' in html
 
 
@@ -152,8 +152,8 @@ def test_an_over_long_question_is_refused_and_nothing_is_written(
     [
         ({"question": "owls\x00", "binding": "local-guide"}, "question: Null characters are not allowed."),
         ({"binding": "local-guide"}, "question: Enter a question."),
-        ({"question": "owls"}, "binding: Choose a binding."),
-        ({"question": "owls", "binding": "local-guide\x00"}, "binding: Choose one of your bindings."),
+        ({"question": "owls"}, "binding: Choose a source."),
+        ({"question": "owls", "binding": "local-guide\x00"}, "binding: Choose one of your sources."),
     ],
 )
 def test_a_malformed_form_is_refused_on_the_page_and_nothing_is_written(
@@ -186,7 +186,7 @@ def test_a_binding_that_is_not_the_users_is_refused_and_nothing_is_written(
     response = client.post(ASK, {"question": "owls", "binding": "bobs"})
 
     assert response.status_code == 400
-    assert _alert(response.content.decode()) == "binding: Choose one of your bindings."
+    assert _alert(response.content.decode()) == "binding: Choose one of your sources."
     assert _nothing_written()
 
 
@@ -201,10 +201,19 @@ def test_a_provider_failure_is_shown_on_the_page_and_no_thread_is_left_behind(
     response = client.post(ASK, {"question": "How do owls hunt?", "binding": "local-guide"})
 
     assert response.status_code == 502
-    assert _alert(response.content.decode()) == (
-        "provider: knowledge_search failed (Local index (embedded), binding &#x27;local-guide&#x27;): "
-        "The local index could not be searched: disk I/O error"
+    html = response.content.decode()
+    assert _alert(html) == (
+        "provider: The source &#x27;local-guide&#x27; could not be searched just now. "
+        "Try again in a moment, or pick another source."
     )
+    # The technical detail is one disclosure away, and the question is kept for another try.
+    detail = re.search(r"<details[^>]*data-error-detail>.*?</details>", html, re.S)
+    assert detail
+    assert (
+        "knowledge_search failed (Local index (embedded), binding &#x27;local-guide&#x27;): "
+        "The local index could not be searched: disk I/O error"
+    ) in detail.group(0)
+    assert re.search(r">\s*How do owls hunt\?</textarea>", html)
     assert _nothing_written()
 
 
@@ -213,14 +222,19 @@ def test_a_binding_disabled_after_the_page_loaded_is_refused_and_nothing_is_writ
 ) -> None:
     # The picker was built while the binding was usable; it is switched off before the search.
     monkeypatch.setattr(
-        "knowledgeweb.web.ask._bindings", lambda user: [("local-guide", "local-guide (local)")]
+        "knowledgeweb.web.ask._bindings",
+        lambda user: [SourceChoice(name="local-guide", title="Guide", description="", timeout=30)],
     )
     KnowledgeBinding.objects.filter(pk=binding.pk).update(enabled=False)
 
     response = client.post(ASK, {"question": "owls", "binding": "local-guide"})
 
     assert response.status_code == 403
-    assert _alert(response.content.decode()) == "binding: Binding &#x27;local-guide&#x27; is disabled."
+    html = response.content.decode()
+    assert _alert(html) == (
+        "binding: The source &#x27;Guide&#x27; cannot be used by your account right now. Pick another source."
+    )
+    assert "Binding &#x27;local-guide&#x27; is disabled." in html  # the technical detail
     assert _nothing_written()
 
 
@@ -232,3 +246,72 @@ def test_a_question_with_no_matches_gets_an_honest_answer_without_citations(
     assert response.status_code == 302
     answer = Message.objects.get(type="ai")
     assert answer.content == NOTHING_FOUND
+
+
+def test_sources_are_offered_by_their_display_name_and_description_and_the_question_has_focus(
+    client: Client, binding: KnowledgeBinding
+) -> None:
+    KnowledgeBinding.objects.filter(pk=binding.pk).update(
+        title="Field guide", description="Birds of the marsh, with page numbers."
+    )
+
+    html = client.get(ASK).content.decode()
+
+    assert re.findall(r"data-source-title>([^<]*)<", html) == ["Field guide"]
+    assert re.findall(r"data-source-description>([^<]*)<", html) == ["Birds of the marsh, with page numbers."]
+    assert "local-guide (local)" not in html
+    assert re.search(r"<textarea[^>]*\bautofocus\b", html)
+    # The only source is chosen already.
+    assert re.search(r'<input type="radio" name="binding" value="local-guide"[^>]*checked', html)
+
+
+def test_a_source_without_a_display_name_is_offered_by_its_name(
+    client: Client, binding: KnowledgeBinding
+) -> None:
+    html = client.get(ASK).content.decode()
+
+    assert re.findall(r"data-source-title>([^<]*)<", html) == ["local-guide"]
+    assert "data-source-description" not in html
+
+
+def test_a_timeout_says_which_source_and_how_long_in_plain_language_and_keeps_the_question(
+    client: Client, binding: KnowledgeBinding, corpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    KnowledgeBinding.objects.filter(pk=binding.pk).update(title="Product docs", timeout=10)
+
+    def slow(self: LocalProvider, query: str, **_: object) -> None:
+        raise ProviderTimeoutError("ReadTimeout: timed out after 10.0 s")
+
+    monkeypatch.setattr(LocalProvider, "search", slow)
+
+    response = client.post(ASK, {"question": "Where do herons wade?", "binding": "local-guide"})
+
+    assert response.status_code == 502
+    html = response.content.decode()
+    assert _alert(html) == (
+        "provider: The source &#x27;Product docs&#x27; did not answer within 10 seconds. "
+        "Try again, or pick another source."
+    )
+    assert "ReadTimeout" in re.search(r"<details[^>]*data-error-detail>.*?</details>", html, re.S).group(0)  # type: ignore[union-attr]
+    assert "ReadTimeout" not in _alert(html)
+    assert re.search(r">\s*Where do herons wade\?</textarea>", html)
+    assert _nothing_written()
+
+
+def test_without_a_source_the_page_names_the_administrators_to_ask(client: Client, db: None) -> None:
+    User.objects.create_superuser("root-admin", email="root@example.org", password="x-long-password-1")
+    User.objects.create_user("staff-only", is_staff=True)
+
+    html = client.get(ASK).content.decode()
+
+    assert 'data-form="ask"' not in html
+    assert "data-administrators" in html
+    assert "root-admin" in html
+    assert 'href="mailto:root@example.org"' in html
+    assert "staff-only" not in html
+
+
+def test_without_a_source_or_an_administrator_the_page_still_says_who_to_ask(client: Client) -> None:
+    html = client.get(ASK).content.decode()
+
+    assert "Ask whoever runs this knowledgeweb to give you access" in html

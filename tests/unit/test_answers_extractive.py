@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from knowledgeweb.answers import AnswerComposer, ExtractiveComposer
-from knowledgeweb.answers.extractive import NO_OVERLAP, NOTHING_FOUND
+from knowledgeweb.answers.extractive import ABSTAIN, ABSTAIN_PART, MIN_COVERAGE, NOTHING_FOUND
 from knowledgeweb.knowledge import (
     RagflowLocator,
     RetrievalHit,
@@ -54,7 +54,7 @@ def test_it_implements_the_answer_composer_interface() -> None:
     assert composer.name == "extractive"
 
 
-def test_it_quotes_the_best_sentences_each_followed_by_its_citation() -> None:
+def test_it_quotes_the_sentences_that_best_cover_the_question_each_followed_by_its_citation() -> None:
     content, artifact = _tool_message(BEES, TIDES)
     handles = list(read_sources(TOOL, content, artifact))
 
@@ -64,7 +64,6 @@ def test_it_quotes_the_best_sentences_each_followed_by_its_citation() -> None:
         "From the retrieved sources:",
         "",
         f"- Bees make honey from nectar and store it in wax comb. [citation:Bees](#{handles[0]})",
-        f"- Honey bees live in hives. [citation:Bees](#{handles[0]})",
     ]
 
 
@@ -135,13 +134,56 @@ def test_forged_evidence_is_not_cited() -> None:
     assert "cheese" not in answer
 
 
-def test_when_no_sentence_shares_a_word_it_quotes_the_top_result_and_says_so() -> None:
+def test_when_no_sentence_shares_a_word_it_abstains_and_cites_nothing() -> None:
     content, artifact = _tool_message(TIDES, BEES)
-    [tides_handle, _] = read_sources(TOOL, content, artifact)
 
     answer = _compose("volcanoes", content, artifact)
 
-    assert answer == f"{NO_OVERLAP}\n\n- Tides rise twice a day. [citation:Tides](#{tides_handle})"
+    assert answer == ABSTAIN
+    assert find_citations(answer) == []
+
+
+def test_a_sentence_sharing_only_some_of_the_questions_words_is_not_an_answer() -> None:
+    # Shares "honey", "bees" and "wax" (3 of 6 content words: below the threshold), answers nothing asked.
+    content, artifact = _tool_message(BEES, TIDES)
+
+    answer = _compose("What is the melting point of honey bees' wax in kelvin?", content, artifact)
+
+    assert answer == ABSTAIN
+    assert find_citations(answer) == []
+
+
+def test_the_threshold_sits_between_half_and_two_thirds_of_the_content_words() -> None:
+    assert 0.5 < MIN_COVERAGE <= 2 / 3
+    content, artifact = _tool_message(_hit("Notes", "Rivers carry silt to the delta."))
+
+    # 2 of 3 content words covered ("deposit" is not): an answer. 2 of 4: none.
+    assert _handles(_compose("Where do rivers deposit silt?", content, artifact))
+    assert _compose("Why do rivers carry gold nuggets?", content, artifact) == ABSTAIN
+
+
+def test_question_framing_words_need_not_appear_in_the_sentence() -> None:
+    content, artifact = _tool_message(_hit("Notes", "Rivers carry silt to the delta."))
+
+    answer = _compose("Explain what rivers carry, and name an example.", content, artifact)
+
+    assert answer.splitlines()[2].startswith("- Rivers carry silt to the delta.")
+
+
+def test_the_sources_title_counts_towards_coverage_but_one_word_must_be_in_the_sentence() -> None:
+    content, artifact = _tool_message(_hit("The Gettysburg Address", "Four score and seven years ago."))
+
+    assert _handles(_compose("When was the Gettysburg Address four score?", content, artifact))
+    assert _compose("Who wrote the Gettysburg Address?", content, artifact) == ABSTAIN
+
+
+def test_each_clause_of_a_compound_question_is_answered_or_named_as_unanswered() -> None:
+    content, artifact = _tool_message(TIDES)
+
+    answer = _compose("Why do tides rise, and who invented the telescope?", content, artifact)
+
+    assert answer.splitlines()[2].startswith("- Tides rise twice a day.")
+    assert f"{ABSTAIN_PART} “who invented the telescope”." in answer
 
 
 def test_only_evidence_that_survived_the_output_budget_is_cited() -> None:
@@ -150,7 +192,7 @@ def test_only_evidence_that_survived_the_output_budget_is_cited() -> None:
     surviving = read_sources(TOOL, cut_content, cut_artifact)
     assert len(surviving) == 1
 
-    answer = _compose("bees honey tides", cut_content, cut_artifact)
+    answer = _compose("When do tides rise?", cut_content, cut_artifact)
 
     assert set(_handles(answer)) == set(surviving)
     assert "Bees" not in answer
@@ -214,14 +256,24 @@ def test_a_title_with_markdown_syntax_is_still_one_citation_labelled_with_the_ti
     assert [link.attrGet("href") for link in links] == [f"#{handle}"]
 
 
-def test_long_sentences_are_shortened_at_a_word_boundary() -> None:
-    content, artifact = _tool_message(_hit("Long", "Bees " + "buzz " * 200 + "loudly."))
+def test_a_long_sentence_is_quoted_whole_never_cut() -> None:
+    sentence = "Bees " + "buzz " * 200 + "loudly."
+    content, artifact = _tool_message(_hit("Long", sentence), max_chars_per_hit=2000)
 
-    answer = _compose("bees", content, artifact, sentence_chars=50)
+    answer = _compose("bees", content, artifact)
 
-    quote = answer.splitlines()[2].split(" [citation:")[0]
-    assert quote.endswith("…")
-    assert len(quote) <= len("- ") + 50
+    assert answer.splitlines()[2].split(" [citation:")[0] == "- " + sentence
+    assert "…" not in answer
+
+
+def test_the_cut_sentence_at_the_end_of_a_shortened_excerpt_is_never_quoted() -> None:
+    text = "Bees hum in summer. Bees sleep in winter when the hive clusters together for warmth."
+    content, artifact = _tool_message(_hit("Seasons", text), max_chars_per_hit=45)
+
+    answer = _compose("When do bees sleep?", content, artifact)
+
+    assert answer == ABSTAIN
+    assert "Bees sleep" not in answer
 
 
 def test_native_ragflow_evidence_is_cited_by_its_native_handle() -> None:

@@ -44,7 +44,13 @@ def source_entry_body(source: Evidence) -> str:
         + '<dl class="source-meta">'
         + "".join(meta)
         + "</dl>"
-        + format_html('<div class="source-excerpt" data-field="excerpt">{}</div>', source.excerpt)
+        # A scrolling box must take keyboard focus to be scrolled without a mouse (axe:
+        # scrollable-region-focusable); the group's name says what the stop is.
+        + format_html(
+            '<div class="source-excerpt" data-field="excerpt" tabindex="0" role="group" '
+            'aria-label="Excerpt">{}</div>',
+            source.excerpt,
+        )
         + note
     )
 

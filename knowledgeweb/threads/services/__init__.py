@@ -2,12 +2,13 @@
 
 from knowledgeweb.threads.services.imports import thread_import
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
-from knowledgeweb.threads.services.threads import thread_create
+from knowledgeweb.threads.services.threads import thread_create, thread_delete
 
 __all__ = [
     "message_append",
     "message_build",
     "message_digest",
     "thread_create",
+    "thread_delete",
     "thread_import",
 ]

@@ -1,11 +1,12 @@
-"""Creating threads."""
+"""Creating and deleting threads."""
 
 from __future__ import annotations
 
 import random
 import time
+from uuid import UUID
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import OperationalError, connection, transaction
 
@@ -44,3 +45,21 @@ def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
                 raise
             time.sleep(random.uniform(0, min(0.05, 0.005 * attempt)))  # noqa: S311
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def thread_delete(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:
+    """Delete the owner's thread and every message in it, in one transaction.
+
+    Another user's thread, a missing one and a malformed id all raise
+    ``ThreadNotFound`` and delete nothing. Returns the deleted thread (its
+    fields still readable, its primary key cleared by Django).
+    """
+    # Imported here: the selectors import the renders service, whose package imports this module.
+    from knowledgeweb.threads.selectors import thread_get_for_owner
+
+    thread = thread_get_for_owner(owner=owner, thread_id=thread_id)
+    with transaction.atomic():
+        # Renders cascade with their messages; each message's remembered evidence leaves the
+        # cache with it (a post_delete receiver in threads.signals), whichever path deletes it.
+        thread.delete()
+    return thread

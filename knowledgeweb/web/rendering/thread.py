@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from uuid import UUID
 
 from django.utils.safestring import SafeString
 
+from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.models import Message, MessageRender, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.rendering.sources import source_entry
-from knowledgeweb.threads.selectors import thread_renders
+from knowledgeweb.threads.selectors import renders_evidence, thread_renders
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,8 @@ class SourceEntry:
     handle: str
     citations: int
     html: SafeString
+    #: The validated source itself, for cited entries (per-answer source lists name it).
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,7 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
     views: list[MessageView] = []
     counts: dict[str, int] = {}
     retrieved: dict[str, list[str]] = {}
+    holder: dict[str, UUID] = {}  # the tool message whose evidence first carried each handle
     for message in messages:
         render: MessageRender = renders[message.id]
         resolved = unresolved = malformed = 0
@@ -121,11 +126,16 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
             else:
                 malformed += 1
         for handle, parts in render.entries.items():
-            retrieved.setdefault(handle, parts)
+            if handle not in retrieved:
+                retrieved[handle] = parts
+                holder[handle] = message.id
         # html was built by our sanitizer and templates at write.
         views.append(MessageView(message, SafeString(render.html), resolved, unresolved, malformed))
+    evidence = renders_evidence(message_ids={holder[h] for h in counts if h in holder})
     cited = tuple(
-        SourceEntry(h, n, source_entry(retrieved[h], n)) for h, n in counts.items() if h in retrieved
+        SourceEntry(h, n, source_entry(retrieved[h], n), evidence.get(h))
+        for h, n in counts.items()
+        if h in retrieved
     )
     uncited = tuple(
         SourceEntry(h, 0, source_entry(parts, 0)) for h, parts in retrieved.items() if h not in counts

@@ -1,0 +1,144 @@
+"""A thread page's turns: each question as a heading, an outline to jump by, and per-answer sources.
+
+Built from the rendered ``ThreadView`` without touching the render pipeline:
+questions are plain text (escaped here), answers are the pipeline's sanitized
+fragments, and an answer's sources are the verified sources of the sources
+panel that its resolved citations name. Nothing here can make a citation
+verified: a handle counts only if the panel holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.threads.models import MessageType
+from knowledgeweb.web.rendering.thread import MessageView, ThreadView
+
+#: A question longer than this (or holding a blank line) is headed by its opening words;
+#: the whole text follows the heading.
+HEADING_CHARS = 160
+#: The outline lists a thread's questions once it has at least this many.
+OUTLINE_MIN_TURNS = 2
+
+# The sanitizer's output: attribute values are quoted and escaped, and text never holds a raw
+# "<", so these match real tags only.
+_RESOLVED = re.compile(r'<a\b[^>]*\bdata-citation="resolved"[^>]*>')
+_HREF = re.compile(r'\bhref="#([^"]+)"')
+# Answer headings sit below the question's h2: h1 -> h3 ... h4+ -> h6.
+_ANSWER_HEADING = re.compile(r"<(/?)h([1-6])\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    number: int
+    anchor: str
+    heading: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadOutline:
+    items: SafeString
+    turns: tuple[Turn, ...]
+
+    @property
+    def shown(self) -> bool:
+        return len(self.turns) >= OUTLINE_MIN_TURNS
+
+
+def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutline:
+    """The thread's ``<li>`` items (questions as headings, answers with their sources) and turns.
+
+    ``questions`` holds the text of the human messages by id (``thread_questions``): the page
+    otherwise loads no message content.
+    """
+    cited = {entry.handle: entry.evidence for entry in view.cited if entry.evidence is not None}
+    parts: list[str] = []
+    turns: list[Turn] = []
+    answers = 0
+    for message_view in view.messages:
+        message = message_view.message
+        if message.type == MessageType.HUMAN:
+            content = questions.get(message.id, "")
+            turn = Turn(len(turns) + 1, f"turn-{len(turns) + 1}", _heading_text(content))
+            turns.append(turn)
+            parts.append(_question_item(message_view, turn, content))
+        elif message.type == MessageType.AI:
+            answers += 1
+            parts.append(_answer_item(message_view, answers, cited))
+        else:
+            parts.append(message_view.item)
+    return ThreadOutline(items=SafeString("".join(parts)), turns=tuple(turns))
+
+
+def _heading_text(content: str) -> str:
+    text = " ".join(content.split())
+    if len(text) <= HEADING_CHARS:
+        return text or "(an empty question)"
+    return text[: HEADING_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _question_item(message_view: MessageView, turn: Turn, content: str) -> str:
+    message = message_view.message
+    whole = " ".join(content.split())
+    # The full text follows the heading only when the heading had to shorten or reflow it.
+    body = (
+        ""
+        if turn.heading == whole and "\n\n" not in content.strip()
+        else format_html('<div class="message-body plain-text">{}</div>', content)
+    )
+    return format_html(
+        '<li class="message message-human" data-message-type="human" data-seq="{}" id="{}">'
+        '<h2 class="message-question"><span class="turn-label">Question {}</span> '
+        '<span class="question-text">{}</span></h2>{}</li>',
+        message.seq,
+        turn.anchor,
+        turn.number,
+        turn.heading,
+        body,
+    )
+
+
+def _answer_item(message_view: MessageView, number: int, cited: dict[str, Evidence]) -> str:
+    item = _ANSWER_HEADING.sub(_demote, message_view.item)
+    sources = _answer_sources(message_view.html, cited)
+    if not sources or not item.endswith("</li>"):
+        return item
+    anchor = f"answer-{number}-sources"
+    links = "".join(
+        format_html(
+            '<li><a href="#{}" data-answer-source="{}">{}</a> <span class="answer-source-meta">{}</span></li>',
+            source.handle,
+            source.id,
+            source.title,
+            source.provider + (f" · {source.dataset_name}" if source.dataset_name else ""),
+        )
+        for source in sources
+    )
+    block = (
+        f'<details class="answer-sources" data-answer-sources id="{anchor}">'
+        f"<summary>Sources of this answer ({len(sources)})</summary>"
+        f'<ol class="answer-source-list">{links}</ol></details>'
+    )
+    return item[: -len("</li>")] + block + "</li>"
+
+
+def _demote(match: re.Match[str]) -> str:
+    return f"<{match.group(1)}h{min(6, int(match.group(2)) + 2)}"
+
+
+def _answer_sources(html: str, cited: dict[str, Evidence]) -> list[Evidence]:
+    """The panel's verified sources an answer's resolved citations name, in order of first citation."""
+    seen: dict[str, Evidence] = {}
+    for tag in _RESOLVED.findall(html):
+        href = _HREF.search(tag)
+        handle = href.group(1) if href else ""
+        if handle in cited and handle not in seen:
+            seen[handle] = cited[handle]
+    return list(seen.values())
