@@ -4,8 +4,8 @@ The schema documents; it does not validate. ``thread_import`` reads every messag
 itself (``knowledgeweb.threads.imports``), so that an error names the message by its
 position ("message 57: ...") and so the shapes it accepts can grow without a schema
 change refusing them first. The description is therefore never stricter than the
-reader: only ``type`` is required (every shape has one) and unknown keys are allowed
-(LangChain's ``additional_kwargs``, ``response_metadata``... are ignored).
+reader: LangChain shapes require ``type``, OpenAI and Anthropic shapes ``role``, and unknown
+keys are allowed (LangChain's ``additional_kwargs``, ``response_metadata``... are ignored).
 """
 
 from __future__ import annotations
@@ -27,27 +27,39 @@ TYPE_NAMES = [
     "SystemMessageChunk",
 ]
 
-_TEXT_PART: dict[str, Any] = {
+_PART: dict[str, Any] = {
     "type": "object",
-    "description": 'A content part: {"type": "text", "text": ...}; only text parts are kept.',
+    "description": (
+        "A content part. Text parts are joined into the message's text; tool_use / tool_call parts "
+        "become the AI message's tool calls; tool_result parts become tool messages; thinking, "
+        "image and file parts are kept beside the text (images are never fetched)."
+    ),
     "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
     "required": ["type"],
 }
 
+_TOOL_CALLS: dict[str, Any] = {
+    "type": ["array", "null"],
+    "description": "The calls an AI message made: LangChain {id, name, args} or OpenAI "
+    "{id, type: function, function: {name, arguments}} (arguments as a JSON string).",
+    "items": {"type": "object"},
+}
+
 _FIELDS: dict[str, Any] = {
     "content": {
-        "description": "A string, or a list of text parts (or strings) joined in order.",
+        "description": "A string, or a list of content parts (or strings).",
         "anyOf": [
             {"type": "string"},
-            {"type": "array", "items": {"anyOf": [{"type": "string"}, _TEXT_PART]}},
+            {"type": "array", "items": {"anyOf": [{"type": "string"}, _PART]}},
         ],
     },
     "name": {"type": ["string", "null"], "description": "The tool name, for tool messages."},
     "tool_call_id": {"type": ["string", "null"]},
     "artifact": {
-        "type": ["object", "null"],
-        "description": "Kept except the reserved evidence keys, which an untrusted import loses.",
+        "description": "Any JSON, kept as written; an object loses the reserved evidence keys in an "
+        "untrusted import, and anything else carries no evidence.",
     },
+    "tool_calls": _TOOL_CALLS,
     "status": {"enum": ["success", "error", None]},
 }
 
@@ -86,13 +98,31 @@ _CONSTRUCTOR: dict[str, Any] = {
     "required": ["lc", "type", "id"],
 }
 
+_ROLE: dict[str, Any] = {
+    "title": "RoleMessage",
+    "type": "object",
+    "description": (
+        'An OpenAI or Anthropic chat message: {"role": "user" | "assistant" | "system" | "tool", '
+        "\"content\": ...}, with an assistant's tool_calls and a tool message's tool_call_id."
+    ),
+    "properties": {
+        "role": {"enum": ["user", "assistant", "system", "developer", "tool"]},
+        "content": _FIELDS["content"],
+        "tool_calls": _TOOL_CALLS,
+        "tool_call_id": {"type": ["string", "null"]},
+        "name": {"type": ["string", "null"]},
+    },
+    "required": ["role"],
+}
+
 #: One message in any accepted shape. Each branch describes only what that shape reads,
 #: so a key another shape ignores never makes a message the reader accepts look invalid.
 IMPORT_MESSAGE_SCHEMA: dict[str, Any] = {
     "title": "ImportMessage",
     "description": (
-        "One LangChain / LangGraph message: a plain message, the messages_to_dict wrapper, or the "
-        "lc constructor form. Other keys are ignored; the original id is not kept."
+        "One message: a LangChain / LangGraph plain message, the messages_to_dict wrapper, the "
+        "lc constructor form, or an OpenAI / Anthropic role message. Other keys are ignored; the "
+        "original id is not kept."
     ),
-    "anyOf": [_PLAIN, _WRAPPED, _CONSTRUCTOR],
+    "anyOf": [_PLAIN, _WRAPPED, _CONSTRUCTOR, _ROLE],
 }

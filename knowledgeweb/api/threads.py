@@ -6,6 +6,7 @@ errors become JSON 4xx responses in ``knowledgeweb.api.main``.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -13,7 +14,9 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import AfterValidator, BaseModel, WithJsonSchema, field_validator
+from ninja.errors import HttpError, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema, field_validator
+from pydantic import ValidationError as PydanticValidationError
 from typing_extensions import TypeAliasType
 
 from knowledgeweb.api.auth import request_user
@@ -22,7 +25,7 @@ from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.exports import thread_export
-from knowledgeweb.threads.imports import content_text
+from knowledgeweb.threads.imports import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -32,7 +35,12 @@ from knowledgeweb.threads.selectors import (
     thread_messages,
     thread_page_for_owner,
 )
-from knowledgeweb.threads.services import message_append, thread_create, thread_delete, thread_import
+from knowledgeweb.threads.services import (
+    message_append,
+    thread_create,
+    thread_delete,
+    thread_import_body,
+)
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 router = Router(tags=["threads"])
@@ -122,6 +130,14 @@ class MessageIn(Input):
         return value
 
 
+class ToolCallOut(Schema):
+    id: str
+    name: str
+    args: Any = Field(
+        description="Normally an object; a string when the model wrote arguments that are not JSON."
+    )
+
+
 class MessageOut(Schema):
     id: UUID
     seq: int
@@ -129,7 +145,11 @@ class MessageOut(Schema):
     name: str
     tool_call_id: str
     content: str
-    artifact: dict[str, Any] | None
+    artifact: Any = Field(description="Any JSON; only an object can carry evidence.")
+    tool_calls: list[ToolCallOut] = Field(description="The calls an AI message made.")
+    parts: list[dict[str, Any]] = Field(
+        description="Non-text content beside the text: thinking, refusal, image and file placeholders."
+    )
     status: Literal["success", "error"]
     digest: str
     created_at: datetime
@@ -140,15 +160,49 @@ class ThreadDetailOut(ThreadOut):
 
 
 class ImportIn(Input):
-    title: Text = Field(min_length=1, max_length=200)
+    """The object form of an import body. Other keys (an OpenAI or Anthropic request's ``model``,
+    its ``system`` prompt...) are allowed; see the operation for every accepted shape."""
+
+    model_config = ConfigDict(extra="allow")
+
+    title: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=200),
+            AfterValidator(_no_nul),
+            Field(json_schema_extra={"pattern": _NO_NUL_PATTERN}),
+        ]
+        | None
+    ) = Field(default=None, description="Default: the first human message's text.")
     agent_name: Text = Field(default="", max_length=100)
     # Described for OpenAPI, read by thread_import (see knowledgeweb.api.import_schema).
     messages: list[Annotated[Any, WithJsonSchema(IMPORT_MESSAGE_SCHEMA)]] = Field(
-        description=(
-            "LangChain / LangGraph messages: plain dicts, the {type, data} wrapper, "
-            "or the lc constructor form; content as a string or a list of text parts."
-        )
+        description=IMPORT_MESSAGES_DOC
     )
+
+
+def _import_body_schema() -> dict[str, Any]:
+    thread = ImportIn.model_json_schema()
+    thread["title"] = "Messages with a title"
+    any_object = {"type": "object", "additionalProperties": True}
+    return {
+        "description": IMPORT_BODIES_DOC,
+        "anyOf": [
+            thread,
+            {
+                "title": "A bare list of messages or a LangGraph /history list",
+                "type": "array",
+                "items": any_object,
+            },
+            {
+                "title": "A LangGraph Platform thread state",
+                "type": "object",
+                "properties": {"values": any_object},
+                "required": ["values"],
+            },
+            {"title": "A LangServe response", "type": "object", "required": ["output"]},
+        ],
+    }
 
 
 class SourceOut(Schema):
@@ -288,32 +342,47 @@ def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
 @router.post(
     "/import",
     response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS},
-    summary="Import a thread from LangChain / LangGraph messages",
+    summary="Import a thread from LangChain, LangGraph, LangServe, OpenAI or Anthropic messages",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": _import_body_schema()}},
+        }
+    },
 )
-def import_thread(request: HttpRequest, payload: ImportIn) -> Status[ThreadOut]:
-    """Create a thread from ``{"title": ..., "agent_name": ..., "messages": [...]}``.
+def import_thread(request: HttpRequest) -> Status[ThreadOut]:
+    """Create a thread from an agent framework's messages, in any shape the request body lists.
 
-    Each message may be a plain dict (``type``, ``content``, ``name``,
-    ``tool_call_id``, ``artifact``, ``id``, ``status``), the
-    ``{"type": ..., "data": {...}}`` wrapper, or the
-    ``{"lc": 1, "type": "constructor", "id": [..., "ToolMessage"], "kwargs": {...}}``
-    form. Type names: ``human``/``ai``/``tool``/``system`` or the LangChain class
-    names (``HumanMessage``, ``AIMessage``, ``ToolMessage``, ``SystemMessage``).
-    ``content`` is a string or a list of ``{"type": "text", "text": ...}`` parts.
+    An AI message's tool calls are kept (``tool_calls``) and shown in the viewer linked to
+    the tool message that answered each one; thinking and image parts are kept in ``parts``.
 
     The import is untrusted: reserved evidence keys (``knowledge_sources``,
     ``knowledge_sources_version``, ``retrieval_sources``) are stripped from every
-    artifact. It is all or nothing: an invalid message answers 422 naming it by
-    its 1-based position ("message 57: ...") and nothing is written. Bodies over
-    2 MiB answer 413; a human, AI or system message holds at most 40,000 characters.
+    object artifact; an artifact that is not an object (a list of LangChain Documents)
+    is kept as written and carries no evidence. It is all or nothing: an invalid
+    message answers 422 naming it by its 1-based position and nothing is written.
+    Bodies over 2 MiB answer 413; a human, AI or system message holds at most
+    40,000 characters.
     """
-    thread = thread_import(
-        owner=request_user(request),
-        title=payload.title,
-        agent_name=payload.agent_name,
-        messages=payload.messages,
-    )
-    return Status(201, _thread_out(thread, len(payload.messages)))
+    # The body is read here rather than by a schema so that an error can name the message it is
+    # about ("message 57: ...") and, for a body of no known shape, say what was found.
+    body = _json_body(request)
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        try:
+            ImportIn.model_validate(body)
+        except PydanticValidationError as exc:
+            errors = [{**e, "loc": ("body", "payload", *e["loc"])} for e in exc.errors(include_url=False)]
+            raise ValidationError(errors) from exc
+    thread = thread_import_body(owner=request_user(request), body=body)
+    return Status(201, _thread_out(thread, thread.message_count))
+
+
+def _json_body(request: HttpRequest) -> Any:
+    try:
+        return json.loads(request.body)
+    except (ValueError, RecursionError) as exc:
+        # The API's handler of unparseable bodies says what was wrong, as for every operation.
+        raise HttpError(400, "Cannot parse request body") from exc
 
 
 @router.get("/{thread_id}", response={200: ThreadDetailOut, **_THREAD_ERRORS}, summary="Get a thread")

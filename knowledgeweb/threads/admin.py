@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
@@ -26,6 +27,8 @@ class MessageInline(admin.StackedInline):
         "status",
         "content",
         "artifact_json",
+        "tool_calls_json",
+        "parts_json",
         "digest",
         "created_at",
     )
@@ -37,6 +40,14 @@ class MessageInline(admin.StackedInline):
             return "—"
         return format_html("<pre>{}</pre>", json.dumps(message.artifact, indent=2, ensure_ascii=False))
 
+    @admin.display(description="tool calls")
+    def tool_calls_json(self, message: Message) -> str:
+        return _json_or_dash(message.tool_calls)
+
+    @admin.display(description="parts")
+    def parts_json(self, message: Message) -> str:
+        return _json_or_dash(message.parts)
+
     def has_add_permission(self, request: HttpRequest, obj: Thread | None = None) -> bool:
         return False
 
@@ -45,6 +56,12 @@ class MessageInline(admin.StackedInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Thread | None = None) -> bool:
         return False
+
+
+def _json_or_dash(value: Any) -> str:
+    if not value:
+        return "—"
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 @admin.register(Thread)

@@ -24,6 +24,7 @@ from mdformat.renderer import DEFAULT_RENDERERS, MDRenderer, RenderContext, Rend
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, markdown_parser, parse_markdown
+from knowledgeweb.threads.calls import call_answers, calls_markdown, parts_markdown
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
@@ -91,6 +92,8 @@ def thread_export_json(thread: Thread, messages: list[Message]) -> str:
                 "tool_call_id": m.tool_call_id,
                 "content": m.content,
                 "artifact": m.artifact,
+                "tool_calls": m.tool_calls,
+                "parts": m.parts,
                 "status": m.status,
                 "digest": m.digest,
                 "created_at": m.created_at,
@@ -338,6 +341,7 @@ def thread_export_markdown(
     out.append(f"- Created: {thread.created_at.isoformat()}")
     out.append(f"- Messages: {len(messages)}")
     out.append("")
+    answers = call_answers(messages)
     for message in messages:
         render = renders[message.id]
         heading = f"## {message.seq}. {_HEADINGS.get(message.type, message.type)}"
@@ -352,6 +356,7 @@ def thread_export_markdown(
             out.extend([_fenced(message.content), ""])
         else:
             out.extend([_assemble(render.export, references, tag, sources), ""])
+        out.extend(calls_markdown(message, answers.get(message.id, [])) + parts_markdown(message))
     if references.numbers:
         out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
         out.extend([_genuine_marker_note(tag), ""])

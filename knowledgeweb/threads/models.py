@@ -75,6 +75,10 @@ class Message(models.Model):
     tool_call_id = models.CharField(max_length=128, blank=True)
     content = models.TextField(blank=True)
     artifact = models.JSONField(null=True, blank=True)
+    # What an AI message asked its tools, [{"id", "name", "args"}], and non-text content kept
+    # beside the text (thinking, image placeholders...): shapes in knowledgeweb.threads.parts.
+    tool_calls = models.JSONField(default=list, blank=True)
+    parts = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=MessageStatus.choices, default=MessageStatus.SUCCESS)
     digest = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -144,11 +144,12 @@ def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> M
 
 def thread_outline(*, thread: Thread) -> list[Message]:
     """All messages of the thread, in order, with only what a page needs around their stored renders
-    (id, seq, type, status, name): never their content or artifact."""
+    (id, seq, type, status, name, and the calls and parts shown beside an answer): never their
+    content or artifact."""
     return list(
         Message.objects.filter(thread=thread)
         .order_by("seq")
-        .only("id", "thread_id", "seq", "type", "status", "name")
+        .only("id", "thread_id", "seq", "type", "status", "name", "tool_call_id", "tool_calls", "parts")
     )
 
 

@@ -96,12 +96,13 @@ def _question_item(message_view: MessageView, turn: Turn, content: str) -> str:
     return format_html(
         '<li class="message message-human" data-message-type="human" data-seq="{}" id="{}">'
         '<h2 class="message-question"><span class="turn-label">Question {}</span> '
-        '<span class="question-text">{}</span></h2>{}</li>',
+        '<span class="question-text">{}</span></h2>{}{}</li>',
         message.seq,
         turn.anchor,
         turn.number,
         turn.heading,
         body,
+        message_view.extras,  # the question's own parts (images, thinking), built escaped
     )
 
 

@@ -22,8 +22,17 @@ def openapi() -> dict[str, Any]:
     return json.loads(json.dumps(api.get_openapi_schema(path_prefix="/api/")))
 
 
+def import_items() -> dict[str, Any]:
+    """The schema of one message in the import body's titled form (its first branch)."""
+    body = openapi()["paths"]["/api/threads/import"]["post"]["requestBody"]["content"]["application/json"]
+    titled = body["schema"]["anyOf"][0]
+    assert titled["title"] == "Messages with a title"
+    items: dict[str, Any] = titled["properties"]["messages"]["items"]
+    return items
+
+
 def item_validator() -> Draft202012Validator:
-    schema = openapi()["components"]["schemas"]["ImportIn"]["properties"]["messages"]["items"]
+    schema = import_items()
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
@@ -48,12 +57,13 @@ def test_an_empty_query_is_refused_as_the_schema_says_and_nothing_is_written(
 
 
 def test_import_message_items_have_a_real_schema() -> None:
-    items = openapi()["components"]["schemas"]["ImportIn"]["properties"]["messages"]["items"]
+    items = import_items()
     assert items != {}
     assert [branch["title"] for branch in items["anyOf"]] == [
         "PlainMessage",
         "WrappedMessage",
         "ConstructorMessage",
+        "RoleMessage",
     ]
     plain = items["anyOf"][0]
     assert plain["required"] == ["type"]
@@ -72,6 +82,8 @@ ACCEPTED: list[dict[str, Any]] = [
     {"type": "human", "data": {"content": "Wrapped."}, "name": 5, "lc": "ignored"},
     {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "ToolMessage"],
      "kwargs": {"content": "Constructed.", "tool_call_id": "c2", "name": "search"}},
+    {"type": "tool", "content": "Documents.", "name": "retrieve", "tool_call_id": "c3", "artifact": [{"page_content": "x"}]},
+    {"role": "user", "content": "An OpenAI message."},
 ]  # fmt: skip
 
 # Messages the import refuses that the schema already calls invalid.
@@ -81,7 +93,6 @@ REFUSED: list[Any] = [
     {"type": "robot", "content": "x"},
     {"type": "human", "content": 5},
     {"type": "human", "content": "x", "status": "maybe"},
-    {"type": "human", "content": "x", "artifact": [1]},
     {"type": "human", "content": "x", "name": 3},
 ]
 

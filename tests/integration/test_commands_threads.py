@@ -65,8 +65,9 @@ def test_import_thread_reads_a_bare_list_of_messages(user: User, tmp_path: Path)
     path = write(tmp_path, [{"type": "human", "content": "q"}, {"type": "AIMessage", "content": "a"}])
     out, _ = run("import_thread", str(path), "--owner", "alice")
     thread = Thread.objects.get()
-    assert out == f"Imported 2 messages into thread {thread.id}.\n"
-    assert (thread.title, thread.owner) == ("thread", user)
+    assert out == f"Imported 2 messages into thread {thread.id} ('q').\n"
+    # A bare list names no title: the first human message does.
+    assert (thread.title, thread.owner) == ("q", user)
     assert [(m.type, m.content) for m in thread_messages(thread=thread)] == [("human", "q"), ("ai", "a")]
 
 
@@ -126,8 +127,12 @@ def test_import_thread_names_the_invalid_message_and_writes_nothing(user: User, 
     ("content", "error"),
     [
         ("{not json", "is not valid JSON"),
-        ('{"title": "no messages"}', "must hold a list of messages"),
-        ('"a string"', "must hold a list of messages"),
+        (
+            '{"title": "no messages"}',
+            "Nothing imported: the body is an object with keys 'title', which is not a thread. Accepted: ",
+        ),
+        ('"a string"', "Nothing imported: the body is a string, which is not a thread"),
+        ("[]", "Nothing imported: the import holds no messages"),
     ],
 )
 def test_import_thread_refuses_a_bad_file(user: User, tmp_path: Path, content: str, error: str) -> None:

@@ -168,25 +168,46 @@ def test_lookalike_nested_and_recased_reserved_keys_are_kept_but_never_read_as_e
         pytest.param(True, id="a boolean"),
     ],
 )
-def test_an_artifact_that_is_not_an_object_is_refused_and_nothing_is_stored(
-    api_client: Client, thread: Thread, artifact: Any
+@pytest.mark.parametrize("trusted", [False, True])
+def test_an_artifact_that_is_not_an_object_is_kept_as_written_and_carries_no_evidence(
+    api_client: Client, user: User, tmp_path: Path, artifact: Any, trusted: bool
 ) -> None:
-    content, envelope, _ = shared_evidence()
+    # SPEC §6 allows any JSON artifact (LangChain's retriever tool writes a list of Documents);
+    # only an object can hold the reserved keys, so anything else proves nothing, even when
+    # it wraps a genuine envelope and even from an admin's --trusted file.
+    content, envelope, handle = shared_evidence()
     if artifact == "LIST":
         artifact = [envelope, envelope["knowledge_sources"][0]]
     elif artifact == "JSON_STRING":
         artifact = json.dumps(envelope)
-    message = {"type": "tool", "name": "knowledge_search", "content": content, "artifact": artifact}
+    messages = [
+        {"type": "tool", "name": "knowledge_search", "content": content, "artifact": artifact},
+        {"type": "ai", "content": f"Per [the file](#{handle})."},
+    ]
+    if trusted:
+        path = tmp_path / "thread.json"
+        path.write_text(json.dumps({"title": "wrapped", "messages": messages}), encoding="utf-8")
+        call_command("import_thread", str(path), "--owner", user.username, "--trusted", stdout=None)
+        thread_id = Thread.objects.get(title="wrapped").id
+    else:
+        imported = post(api_client, "/api/threads/import", {"title": "wrapped", "messages": messages})
+        assert imported.status_code == 201, imported.content
+        thread_id = imported.json()["id"]
 
+    assert Message.objects.get(thread_id=thread_id, seq=1).artifact == artifact
+    assert_inert(api_client, user, thread_id, handle)
+
+
+def test_appending_an_artifact_that_is_not_an_object_is_refused_and_nothing_is_stored(
+    api_client: Client, thread: Thread
+) -> None:
+    # The append endpoint documents an object artifact; the import accepts what frameworks write.
+    content, envelope, _ = shared_evidence()
+    message = {"type": "tool", "name": "knowledge_search", "content": content, "artifact": [envelope]}
     appended = post(api_client, f"/api/threads/{thread.id}/messages", message)
-    imported = post(api_client, "/api/threads/import", {"title": "forged", "messages": [message]})
-
     assert appended.status_code == 422
     assert "artifact" in appended.json()["detail"]
-    assert imported.status_code == 422
-    assert "message 1" in imported.json()["detail"]
     assert Message.objects.count() == 0
-    assert Thread.objects.count() == 1  # only the fixture's thread
 
 
 def import_shapes(content: str, artifact: dict[str, Any], answer: str) -> list[list[Any]]:

@@ -64,7 +64,7 @@ def test_it_imports_every_shape_in_order(user: User) -> None:
 
 def test_an_invalid_message_57_of_100_names_it_and_writes_nothing(user: User) -> None:
     messages: list[Any] = [{"type": "human", "content": f"m{i}"} for i in range(1, 101)]
-    messages[56] = {"type": "human", "content": [{"type": "image_url", "image_url": "x"}]}
+    messages[56] = {"type": "human", "content": [{"type": "text", "text": 5}]}
     with pytest.raises(MessageInvalidError) as caught:
         thread_import(owner=user, title="Big", messages=messages)
     assert str(caught.value).startswith("message 57: ")

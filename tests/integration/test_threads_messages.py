@@ -60,8 +60,28 @@ def test_it_records_a_digest_of_the_stored_content_and_artifact(thread: Thread) 
         ({"type": "robot", "content": "x"}, "unknown message type 'robot'"),
         ({"type": "ai", "content": None}, "content must be a string"),
         (
-            {"type": "tool", "content": "x", "artifact": ["a", "list"]},
-            "artifact must be a JSON object or null",
+            {"type": "human", "content": "x", "tool_calls": [{"id": "1", "name": "t", "args": {}}]},
+            "only an ai message carries tool calls, not a human message",
+        ),
+        (
+            {"type": "ai", "content": "x", "tool_calls": [{"id": "1", "name": "t"}]},
+            "tool call 1 must be an object with exactly 'id', 'name', 'args'",
+        ),
+        (
+            {"type": "ai", "content": "x", "tool_calls": [{"id": "1", "name": "t" * 129, "args": {}}]},
+            "tool call 1: 'name' is longer than 128 characters",
+        ),
+        (
+            {"type": "ai", "content": "x", "parts": [{"type": "image", "media_type": "image/png"}]},
+            "part 1 (image) must hold exactly 'type', 'media_type', 'url'",
+        ),
+        (
+            {"type": "ai", "content": "x", "parts": [{"type": "script", "text": "x"}]},
+            "part 1 must be an object whose 'type' is one of thinking, redacted_thinking",
+        ),
+        (
+            {"type": "ai", "content": "x", "parts": [{"type": "thinking", "text": "a\x00"}]},
+            "parts contains a NUL character",
         ),
         ({"type": "ai", "content": "x", "status": "done"}, "status"),
         ({"type": "tool", "content": "x", "name": "n" * 129}, "name"),

@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.imports import MessageFields, message_fields_from_json
+from knowledgeweb.threads.imports import (
+    MessageFields,
+    message_fields_from_json,
+    read_import_body,
+    read_message,
+)
 
 TOOL_KWARGS = {
     "content": "result text",
@@ -88,18 +93,19 @@ def test_it_defaults_missing_optional_fields() -> None:
     ("raw", "message"),
     [
         ({"type": "robot", "content": "x"}, "unknown message type 'robot'"),
-        ({"content": "x"}, "'type' is required"),
+        ({"content": "x"}, "'type' is required (human, ai, tool or system), or 'role'"),
         ({"type": "ai"}, "'content' is required"),
         ({"type": "ai", "content": None}, "'content' is required"),
-        ({"type": "ai", "content": 3}, "'content' must be a string or a list of text parts, not a number"),
+        ({"type": "ai", "content": 3}, "'content' must be a string or a list of content parts, not a number"),
         (
-            {
-                "type": "ai",
-                "content": [{"type": "text", "text": "ok"}, {"type": "image_url", "image_url": "u"}],
-            },
-            "content part 2 is 'image_url'; only text parts are accepted",
+            {"type": "ai", "content": [{"type": "text", "text": "ok"}, 7]},
+            "content part 2 is a number; a part is a string or an object",
         ),
-        ({"type": "ai", "content": [{"type": "text", "text": 5}]}, "content part 1 is a text part without"),
+        ({"type": "ai", "content": [{"text": "ok"}]}, "content part 1 has no 'type' naming what it is"),
+        (
+            {"type": "ai", "content": [{"type": "text", "text": 5}]},
+            "content part 1 ('text'): a text part needs a string 'text'",
+        ),
         ({"type": "ai", "content": "x", "status": "done"}, "'status' must be 'success' or 'error'"),
         ({"type": "tool", "content": "x", "name": 7}, "'name' must be a string"),
         (["not", "an", "object"], "a message must be a JSON object, not a list"),
@@ -111,3 +117,142 @@ def test_it_rejects_bad_messages_with_a_clear_reason(raw: Any, message: str) -> 
     with pytest.raises(MessageInvalidError) as caught:
         message_fields_from_json(raw)
     assert message in str(caught.value)
+
+
+# --- Tool calls, parts and tool results ---------------------------------------------------------------
+
+SEARCH = {"id": "c1", "name": "knowledge_search", "args": {"query": "q"}}
+
+
+def test_langchain_invalid_tool_calls_keep_the_arguments_the_model_wrote() -> None:
+    raw = {
+        "type": "ai",
+        "content": "",
+        "tool_calls": [{**SEARCH, "type": "tool_call"}],
+        "invalid_tool_calls": [
+            {"id": "c2", "name": "f", "args": "{oops", "error": "bad", "type": "invalid_tool_call"}
+        ],
+    }
+    assert message_fields_from_json(raw).tool_calls == (SEARCH, {"id": "c2", "name": "f", "args": "{oops"})
+
+
+def test_older_messages_with_openai_calls_in_additional_kwargs_keep_them() -> None:
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "knowledge_search", "arguments": '{"query": "q"}'},
+    }
+    raw = {"type": "ai", "content": "", "additional_kwargs": {"tool_calls": [call]}}
+    assert message_fields_from_json(raw).tool_calls == (SEARCH,)
+
+
+def test_a_deprecated_function_call_and_function_role_are_read() -> None:
+    call = message_fields_from_json(
+        {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": '{"a": 1}'}}
+    )
+    assert call.tool_calls == ({"id": "", "name": "f", "args": {"a": 1}},)
+    result = message_fields_from_json({"role": "function", "name": "f", "content": "out"})
+    assert (result.type, result.name, result.content) == ("tool", "f", "out")
+
+
+def test_a_user_message_of_tool_results_becomes_tool_messages_then_the_text() -> None:
+    raw = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+            {
+                "type": "tool_result",
+                "tool_use_id": "t2",
+                "content": [{"type": "text", "text": "two"}],
+                "is_error": True,
+            },
+            {"type": "text", "text": "And now?"},
+        ],
+    }
+    read = read_message(raw)
+    assert [(m.type, m.content, m.tool_call_id, m.status) for m in read] == [
+        ("tool", "one", "t1", "success"),
+        ("tool", "two", "t2", "error"),
+        ("human", "And now?", "", "success"),
+    ]
+    assert read_message({"role": "user", "content": raw["content"][:1]}) == read[:1]
+
+
+@pytest.mark.parametrize(
+    ("part", "stored"),
+    [
+        ({"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "thinking", "text": "t"}),
+        ({"type": "reasoning", "reasoning": "r", "extras": {}}, {"type": "thinking", "text": "r"}),
+        (
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "a"}]},
+            {"type": "thinking", "text": "a"},
+        ),
+        ({"type": "redacted_thinking", "data": "xyz"}, {"type": "redacted_thinking"}),
+        ({"type": "refusal", "refusal": "no"}, {"type": "refusal", "text": "no"}),
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "AAAA"}},
+            {"type": "image", "media_type": "image/jpeg", "url": ""},
+        ),
+        (
+            {"type": "image", "source": {"type": "url", "url": "https://a.test/x.png"}},
+            {"type": "image", "media_type": "", "url": "https://a.test/x.png"},
+        ),
+        (
+            {"type": "image", "source_type": "base64", "mime_type": "image/png", "data": "AAAA"},
+            {"type": "image", "media_type": "image/png", "url": ""},
+        ),
+        ({"type": "image", "url": "javascript:alert(1)"}, {"type": "image", "media_type": "", "url": ""}),
+        (
+            {"type": "image_url", "image_url": "https://a.test/y"},
+            {"type": "image", "media_type": "", "url": "https://a.test/y"},
+        ),
+        (
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+            {"type": "file", "kind": "audio", "media_type": "audio/wav"},
+        ),
+        (
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "AA"}},
+            {"type": "file", "kind": "document", "media_type": "application/pdf"},
+        ),
+        (
+            {"type": "server_tool_use", "id": "s", "name": "web_search"},
+            {"type": "other", "kind": "server_tool_use"},
+        ),
+        (
+            {"type": "non_standard", "value": {"type": "thinking", "thinking": "wrapped"}},
+            {"type": "thinking", "text": "wrapped"},
+        ),
+    ],
+)
+def test_every_non_text_part_is_kept_in_its_stored_form(part: dict[str, Any], stored: dict[str, Any]) -> None:
+    fields = message_fields_from_json({"type": "ai", "content": [{"type": "text", "text": "a"}, part, "b"]})
+    assert (fields.content, fields.parts) == ("ab", (stored,))
+
+
+def test_a_tool_use_part_and_the_same_listed_call_are_one_call() -> None:
+    raw = {
+        "type": "ai",
+        "content": [{"type": "tool_use", "id": "c1", "name": "knowledge_search", "input": {"query": "q"}}],
+        "tool_calls": [{**SEARCH, "type": "tool_call"}],
+    }
+    assert message_fields_from_json(raw).tool_calls == (SEARCH,)
+
+
+# --- Whole bodies -----------------------------------------------------------------------------------
+
+
+def test_an_anthropic_request_keeps_its_system_prompt_first() -> None:
+    body = read_import_body(
+        {"model": "m", "system": "Be brief.", "messages": [{"role": "user", "content": "q"}]}
+    )
+    assert body.messages[0] == {"role": "system", "content": "Be brief."}
+
+
+def test_a_langserve_output_of_one_message_is_a_thread_of_one() -> None:
+    body = read_import_body({"output": {"type": "ai", "content": "hi"}, "metadata": {}})
+    assert (body.messages, body.shape) == ([{"type": "ai", "content": "hi"}], "a LangServe response")
+
+
+def test_the_history_list_without_timestamps_takes_the_first_state() -> None:
+    states = [{"values": {"messages": [1, 2]}}, {"values": {"messages": [1]}}]
+    assert read_import_body(states).messages == [1, 2]

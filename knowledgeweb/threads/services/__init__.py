@@ -1,6 +1,6 @@
 """Write side of the threads app. Import services from here."""
 
-from knowledgeweb.threads.services.imports import thread_import
+from knowledgeweb.threads.services.imports import thread_import, thread_import_body
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
 from knowledgeweb.threads.services.threads import thread_create, thread_delete
 
@@ -11,4 +11,5 @@ __all__ = [
     "thread_create",
     "thread_delete",
     "thread_import",
+    "thread_import_body",
 ]

@@ -15,6 +15,7 @@ from django.db.models import Max
 from knowledgeweb.knowledge import strip_reserved_keys
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.parts import checked_parts, checked_tool_calls
 from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
 from knowledgeweb.threads.services.renders import render_prepare, render_store
 from knowledgeweb.threads.text import unstorable_field
@@ -33,9 +34,18 @@ _MAX_ATTEMPTS = 40
 MAX_PROSE_CHARS = 40_000
 
 
-def message_digest(*, content: str, artifact: dict[str, Any] | None) -> str:
-    """SHA-256 hex of the content and the canonical JSON of the artifact."""
-    canonical = json.dumps([content, artifact], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def message_digest(
+    *, content: str, artifact: Any, tool_calls: list[Any] | None = None, parts: list[Any] | None = None
+) -> str:
+    """SHA-256 hex of the canonical JSON of the content, the artifact, and any tool calls and parts.
+
+    A message without tool calls or parts hashes ``[content, artifact]`` as it always did,
+    so the digests (and memoized validations) of messages written before they existed hold.
+    """
+    fields: list[Any] = [content, artifact]
+    if tool_calls or parts:
+        fields += [tool_calls or [], parts or []]
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -50,11 +60,14 @@ def message_build(
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
     tool_view: dict[str, Any] | None = None,
+    tool_calls: list[Any] | None = None,
+    parts: list[Any] | None = None,
 ) -> Message:
     """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys.
 
-    ``tool_view`` is the retrieval service's account of its own search; only a trusted
-    (server-side) writer may set it.
+    An artifact may be any JSON (docs/contract.md); only an object can carry evidence, so only
+    an object has keys to strip, and any other value is stored as written. ``tool_view`` is the
+    retrieval service's account of its own search; only a trusted (server-side) writer may set it.
     """
     if tool_view is not None and not (trusted and type == MessageType.TOOL):
         raise MessageInvalidError("only the retrieval service records a tool view.")
@@ -68,11 +81,20 @@ def message_build(
         raise MessageInvalidError(
             f"content of a {type} message is {len(content)} characters; the limit is {MAX_PROSE_CHARS}."
         )
-    if artifact is not None and not isinstance(artifact, dict):
-        raise MessageInvalidError("artifact must be a JSON object or null.")
-    stored_artifact = artifact if trusted else strip_reserved_keys(artifact)
+    stored_artifact = artifact if trusted or not isinstance(artifact, dict) else strip_reserved_keys(artifact)
+    stored_calls = checked_tool_calls(tool_calls or [])
+    if stored_calls and type != MessageType.AI:
+        raise MessageInvalidError(f"only an ai message carries tool calls, not a {type} message.")
+    stored_parts = checked_parts(parts or [])
     problem = unstorable_field(
-        {"content": content, "name": name, "tool_call_id": tool_call_id, "artifact": stored_artifact}
+        {
+            "content": content,
+            "name": name,
+            "tool_call_id": tool_call_id,
+            "artifact": stored_artifact,
+            "tool_calls": stored_calls,
+            "parts": stored_parts,
+        }
     )
     if problem is not None:
         raise MessageInvalidError(problem)
@@ -83,8 +105,12 @@ def message_build(
         tool_call_id=tool_call_id,
         content=content,
         artifact=stored_artifact,
+        tool_calls=stored_calls,
+        parts=stored_parts,
         status=status,
-        digest=message_digest(content=content, artifact=stored_artifact),
+        digest=message_digest(
+            content=content, artifact=stored_artifact, tool_calls=stored_calls, parts=stored_parts
+        ),
         tool_view=tool_view,
     )
     try:
@@ -103,10 +129,12 @@ def message_append(
     content: str,
     name: str = "",
     tool_call_id: str = "",
-    artifact: dict[str, Any] | None = None,
+    artifact: Any = None,
     status: str = MessageStatus.SUCCESS,
     trusted: bool = False,
     tool_view: dict[str, Any] | None = None,
+    tool_calls: list[Any] | None = None,
+    parts: list[Any] | None = None,
 ) -> Message:
     """Append one message at the end of ``thread``, rendered and stored with its render.
 
@@ -124,6 +152,8 @@ def message_append(
         status=status,
         trusted=trusted,
         tool_view=tool_view,
+        tool_calls=tool_calls,
+        parts=parts,
     )
     size = message_size(content=message.content, artifact=message.artifact)
     # Rendered before the lock is taken; ``render_store`` renders again only if evidence

@@ -9,15 +9,19 @@ brought up to date first, in ``seq`` order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
+from knowledgeweb.threads.calls import call_answers
 from knowledgeweb.threads.models import Message, MessageRender, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.rendering.sources import source_entry
 from knowledgeweb.threads.selectors import renders_evidence, thread_renders
+from knowledgeweb.web.calls import message_anchor, render_calls_and_parts
+
+_NO_EXTRAS = SafeString("")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,8 @@ class MessageView:
     resolved: int = 0
     unresolved: int = 0
     malformed: int = 0
+    # Tool calls and parts (knowledgeweb.web.calls): built per page, not cached with the body.
+    extras: SafeString = _NO_EXTRAS
 
     @property
     def item(self) -> SafeString:
@@ -48,9 +54,9 @@ class MessageView:
             )
         # type, status and seq are model choices and an integer: nothing here needs escaping.
         return SafeString(  # html is sanitized or escaped where it is built
-            f'<li class="{classes}" data-message-type="{message.type}" data-seq="{message.seq}">'
-            f'<p class="message-role">{_ROLES.get(message.type, "System")}</p>'
-            f'<div class="message-body">{self.html}</div>{note}</li>'
+            f'<li class="{classes}" id="{message_anchor(message)}" data-message-type="{message.type}" '
+            f'data-seq="{message.seq}"><p class="message-role">{_ROLES.get(message.type, "System")}</p>'
+            f'<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
         )
 
 
@@ -140,4 +146,17 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
     uncited = tuple(
         SourceEntry(h, 0, source_entry(parts, 0)) for h, parts in retrieved.items() if h not in counts
     )
+    views = _with_calls_and_parts(views, messages)
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited)
+
+
+def _with_calls_and_parts(views: list[MessageView], messages: Sequence[Message]) -> list[MessageView]:
+    if not any(m.tool_calls or m.parts for m in messages):
+        return views
+    answers = call_answers(messages)
+    return [
+        replace(view, extras=render_calls_and_parts(view.message, answers.get(view.message.id, [])))
+        if view.message.tool_calls or view.message.parts
+        else view
+        for view in views
+    ]

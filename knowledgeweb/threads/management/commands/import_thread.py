@@ -10,21 +10,25 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledgeweb.threads.errors import ThreadsError
-from knowledgeweb.threads.services import thread_import
+from knowledgeweb.threads.services import thread_import_body
 
 
 class Command(BaseCommand):
     help = (
-        "Import a thread from a JSON file: either {'title', 'agent_name', 'messages': [...]} "
-        "or a bare list of LangChain / LangGraph messages. All or nothing. Reserved evidence "
-        "keys are stripped unless --trusted (admins only: the file then vouches for its evidence, "
-        "which readers still validate)."
+        "Import a thread from a JSON file in any shape the API's import accepts: "
+        "{'title', 'agent_name', 'messages': [...]} (also this project's JSON export), a bare list of "
+        "LangChain / LangGraph / OpenAI / Anthropic messages, a LangGraph Platform thread state or "
+        "/history list, or a LangServe response. All or nothing. Reserved evidence keys are stripped "
+        "unless --trusted (admins only: the file then vouches for its evidence, which readers still "
+        "validate)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path, help="The JSON file to import ('-' is not accepted).")
         parser.add_argument("--owner", required=True, help="Username of the thread's owner.")
-        parser.add_argument("--title", help="Thread title (default: the file's title, else its name).")
+        parser.add_argument(
+            "--title", help="Thread title (default: the file's title, else its first human message)."
+        )
         parser.add_argument("--agent-name", dest="agent_name", help="Agent name (default: the file's).")
         parser.add_argument(
             "--trusted",
@@ -42,28 +46,21 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not valid JSON: {exc}.") from exc
         except RecursionError as exc:
             raise CommandError(f"{path} is nested too deeply to read as JSON.") from exc
-        if isinstance(document, list):
-            document = {"messages": document}
-        if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
-            raise CommandError(f"{path} must hold a list of messages or an object with a 'messages' list.")
         try:
             owner = User.objects.get(username=options["owner"])
         except User.DoesNotExist as exc:
             raise CommandError(f"No user named {options['owner']!r}.") from exc
-        title = options["title"] or document.get("title") or path.stem
-        agent_name = options["agent_name"] or document.get("agent_name") or ""
-        if not isinstance(title, str) or not isinstance(agent_name, str):
-            raise CommandError("'title' and 'agent_name' must be strings.")
         try:
-            thread = thread_import(
+            thread = thread_import_body(
                 owner=owner,
-                title=title,
-                agent_name=agent_name,
-                messages=document["messages"],
+                body=document,
+                title=options["title"],
+                agent_name=options["agent_name"],
                 trusted=options["trusted"],
             )
         except ThreadsError as exc:
             raise CommandError(f"Nothing imported: {exc}") from exc
-        count = len(document["messages"])
         trust = " (trusted: evidence keys kept)" if options["trusted"] else ""
-        self.stdout.write(f"Imported {count} messages into thread {thread.id}{trust}.")
+        self.stdout.write(
+            f"Imported {thread.message_count} messages into thread {thread.id} ({thread.title!r}){trust}."
+        )
