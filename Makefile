@@ -9,13 +9,23 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
+.PHONY: install lock run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
 
-$(STAMP): pyproject.toml
+# Every machine installs the same versions: the lock pins each package (with its hashes) that
+# pyproject.toml's ranges resolve to; `make lock` refreshes it after a dependency change.
+LOCK := requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+lock:
+	$(BIN)/pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --extra dev --strip-extras \
+		--no-emit-index-url --no-emit-find-links --output-file $(LOCK) pyproject.toml
 
 install: $(STAMP)
 

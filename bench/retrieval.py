@@ -38,7 +38,7 @@ KEY = "bench-lightrag-key-not-secret"
 
 
 def lightrag_payload() -> bytes:
-    """Synthetic, shaped after PROVIDERS.md (lightrag-hku 1.5.7 /query/data success)."""
+    """Synthetic, shaped after docs/providers.md (lightrag-hku 1.5.7 /query/data success)."""
     chunks = []
     references = []
     for n in range(1, 21):

@@ -111,7 +111,7 @@ def env_choice(
     raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {raw!r}.")
 
 
-_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]+")
 
 
 def env_proxy_ssl_header(name: str, *, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
@@ -126,7 +126,7 @@ def env_proxy_ssl_header(name: str, *, environ: Mapping[str, str] | None = None)
         return None
     header, _, value = raw.strip().partition("=")
     value = value.strip() or "https"
-    if not _HEADER_NAME.match(header.strip()):
+    if not _HEADER_NAME.fullmatch(header.strip()):
         raise ImproperlyConfigured(
             f"{name} must be a header name such as X-Forwarded-Proto (optionally =value), not {raw!r}."
         )
@@ -193,7 +193,7 @@ def cache_from_url(url: str, *, timeout: float = 0.2) -> dict[str, Any]:
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "LOCATION": "knowledgeweb",
             # Django's default of 300 entries would evict a long thread's memoized
-            # evidence and fragments before its next render (SPEC §10).
+            # evidence and fragments before its next render (docs/architecture.md#performance).
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
     if scheme in {"redis", "rediss"}:
@@ -208,7 +208,7 @@ def cache_from_url(url: str, *, timeout: float = 0.2) -> dict[str, Any]:
 
 
 _PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
-_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+_RATE = re.compile(r"\s*(\d+)\s*/\s*(\d*)\s*(second|minute|hour|day)s?\s*", re.IGNORECASE)
 
 
 def env_rate(name: str, default: str, *, environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
@@ -221,7 +221,7 @@ def env_rate(name: str, default: str, *, environ: Mapping[str, str] | None = Non
     text = default if raw is None else raw
     if text.strip().lower() == "off":
         return None
-    match = _RATE.match(text)
+    match = _RATE.fullmatch(text)
     if match is None or int(match.group(1)) < 1 or match.group(2) == "0":
         raise ImproperlyConfigured(
             f"{name} must be a rate such as 30/minute, 5/10second or 1000/hour (or off), not {text!r}."

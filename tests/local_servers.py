@@ -3,7 +3,7 @@
 ``TrickleServer`` speaks raw sockets so it can send a response one byte at a
 time, or nothing at all, and it records what it sent and whether it saw the
 client hang up. ``RagflowServer`` is a threaded ``http.server`` answering
-RAGFlow's three endpoints with SYNTHETIC payloads shaped after PROVIDERS.md, and
+RAGFlow's three endpoints with SYNTHETIC payloads shaped after docs/providers.md, and
 counts requests per path and requests in flight. Both bind port 0.
 """
 

@@ -1,4 +1,4 @@
-"""SYNTHETIC provider payloads, shaped exactly after PROVIDERS.md, and a recording transport.
+"""SYNTHETIC provider payloads, shaped exactly after docs/providers.md, and a recording transport.
 
 Nothing here came from a real server: every builder below is labelled synthetic
 and mirrors the documented wire shape field by field.

@@ -1,4 +1,4 @@
-"""API authentication: a browser session or ``Authorization: Bearer <token>`` (SPEC §7).
+"""API authentication: a browser session or ``Authorization: Bearer <token>`` (docs/architecture.md#http-api).
 
 Routers use ``api_auth`` (the NinjaAPI applies it to every operation). Handlers
 read the caller with ``request_user(request)``.

@@ -34,15 +34,15 @@ _PART: dict[str, Any] = {
         "become the AI message's tool calls; tool_result parts become tool messages; thinking, "
         "image and file parts are kept beside the text (images are never fetched)."
     ),
-    "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
+    "properties": {"type": {"type": "string"}},
     "required": ["type"],
 }
 
+# No type: a message that cannot carry calls (a user's) has its tool_calls ignored whatever
+# they hold, and the schema is never stricter than the reader.
 _TOOL_CALLS: dict[str, Any] = {
-    "type": ["array", "null"],
-    "description": "The calls an AI message made: LangChain {id, name, args} or OpenAI "
+    "description": "The calls an AI message made: a list of LangChain {id, name, args} or OpenAI "
     "{id, type: function, function: {name, arguments}} (arguments as a JSON string).",
-    "items": {"type": "object"},
 }
 
 _FIELDS: dict[str, Any] = {
@@ -107,7 +107,11 @@ _ROLE: dict[str, Any] = {
     ),
     "properties": {
         "role": {"enum": ["user", "assistant", "system", "developer", "tool"]},
-        "content": _FIELDS["content"],
+        "content": {
+            "description": "A string, a list of content parts, or null (an assistant message that "
+            "only calls tools).",
+            "anyOf": [*_FIELDS["content"]["anyOf"], {"type": "null"}],
+        },
         "tool_calls": _TOOL_CALLS,
         "tool_call_id": {"type": ["string", "null"]},
         "name": {"type": ["string", "null"]},

@@ -1,4 +1,4 @@
-"""Server-side retrieval endpoints: capabilities and search (SPEC §7).
+"""Server-side retrieval endpoints: capabilities and search (docs/architecture.md#http-api).
 
 Handlers are thin: a schema in, one service or selector, a schema out. The
 retrieval service's refusals carry their own status (400 invalid, 403 refused,

@@ -212,11 +212,11 @@ def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 
 # pydantic names union branches in error locations ("function-after[...]", "`list[...]`").
-_BRANCH_TAG = re.compile(r"^(`.*`|[a-z][\w-]*\[.*\]|\[key\])$")
+_BRANCH_TAG = re.compile(r"(`.*`|[a-z][\w-]*\[.*\]|\[key\])")
 
 
 def _problem(error: dict[str, object]) -> str:
-    loc = [part for part in _as_list(error.get("loc")) if not _BRANCH_TAG.match(str(part))]
+    loc = [part for part in _as_list(error.get("loc")) if not _BRANCH_TAG.fullmatch(str(part))]
     if len(loc) >= 2 and loc[0] == "body":
         # ("body", "payload", "type"): the parameter's name means nothing to the caller.
         del loc[1]

@@ -1,4 +1,4 @@
-"""Thread, message, import, citation-report and export endpoints (SPEC §7).
+"""Thread, message, import, citation-report and export endpoints (docs/architecture.md#http-api).
 
 Handlers are thin: a schema in, one service or selector, a schema out. Domain
 errors become JSON 4xx responses in ``knowledgeweb.api.main``.

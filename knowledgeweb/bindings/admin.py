@@ -65,7 +65,7 @@ def _warn_refused_key_variables(request: HttpRequest) -> None:
     """
     for binding in binding_list_key_env_refused():
         state = "disabled" if not binding.enabled else "enabled but refused at every use"
-        if ENV_NAME_PATTERN.match(binding.api_key_env):
+        if ENV_NAME_PATTERN.fullmatch(binding.api_key_env):
             # The stored value passed the old name rule, so it is a name, not a pasted key.
             what = f"its key variable {binding.api_key_env} does not start with {KEY_ENV_PREFIX}"
             rename = f"rename it in your environment to e.g. {KEY_ENV_PREFIX}{binding.api_key_env}"[:200]

@@ -1,4 +1,4 @@
-"""Admin-configured provider bindings (SPEC §5)."""
+"""Admin-configured provider bindings (docs/providers.md#bindings)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every rule a binding must satisfy (SPEC §5), as plain checks.
+"""Every rule a binding must satisfy (docs/providers.md#bindings), as plain checks.
 
 The model's ``clean()`` turns these into admin errors on save, and the retrieval
 service runs them again at use, so a binding edited directly in the database is
@@ -19,12 +19,12 @@ from knowledgeweb.providers.credentials import key_env_problem
 from knowledgeweb.providers.lightrag import QUERY_MODES, TOOL_MODES
 from knowledgeweb.providers.ragflow.scope import DatasetSelection, selection_problems
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 MAX_AGENT_NAME = 100
 TOP_K_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 120)
 #: A local collection's primary key, as stored in a local binding's selection.
-LOCAL_COLLECTION_ID = re.compile(r"^[1-9][0-9]{0,18}$")
+LOCAL_COLLECTION_ID = re.compile(r"[1-9][0-9]{0,18}")
 
 
 def timeout_ceiling() -> int:
@@ -80,7 +80,7 @@ def binding_problems(
     def add(field: str, message: str) -> None:
         problems.setdefault(field, []).append(message)
 
-    if not NAME_PATTERN.match(name or ""):
+    if not NAME_PATTERN.fullmatch(name or ""):
         add("name", "Use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit.")
     if provider not in BindingProvider.values:
         add("provider", f"Choose one of: {', '.join(BindingProvider.values)}.")
@@ -273,7 +273,7 @@ def local_selection_problems(items: tuple[DatasetSelection, ...]) -> list[str]:
     problems: list[str] = []
     seen: set[str] = set()
     for item in items:
-        if not LOCAL_COLLECTION_ID.match(item.dataset_id):
+        if not LOCAL_COLLECTION_ID.fullmatch(item.dataset_id):
             problems.append(f"{item.dataset_id[:40]!r} is not a collection id.")
         elif item.dataset_id in seen:
             problems.append(f"Collection {item.dataset_id} is selected more than once.")

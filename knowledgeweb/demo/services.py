@@ -39,7 +39,7 @@ PASSWORD_ENV = "KNOWLEDGEWEB_DEMO_PASSWORD"  # noqa: S105 - the variable's name,
 COLLECTION = "Sample corpus"
 BINDING = "local-sample-corpus"
 
-#: Small enough that the budget thread's retrieval is cut (SPEC §3.5).
+#: Small enough that the budget thread's retrieval is cut (docs/contract.md#formatting-and-budgets).
 DEMO_OUTPUT_LIMIT = 1500
 
 # A well-formed handle that no tool message provides: the hash of a fixed phrase,

@@ -1,4 +1,4 @@
-"""The knowledge contract core (SPEC §3).
+"""The knowledge contract core (docs/contract.md).
 
 What a source is, how its id is computed, how evidence is formatted under a
 budget, and how a reader decides that evidence is genuine. Pure Python and

@@ -1,4 +1,4 @@
-"""Accumulating validated sources over a growing message list (SPEC §3.6)."""
+"""Accumulating validated sources over a growing message list (docs/contract.md#delegation-and-accumulation)."""
 
 from __future__ import annotations
 

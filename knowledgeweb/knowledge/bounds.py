@@ -1,4 +1,4 @@
-"""Field bounds of the two wire forms (SPEC §3.1, §3.2), in one place."""
+"""Field bounds of the two wire forms (docs/contract.md#source-records, §3.2), in one place."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ NATIVE_ID_RE = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
 SHARED_VERSION = 1
 NATIVE_VERSION = 1
 
-#: Tools whose native RAGFlow snapshots readers accept (SPEC §3.3).
+#: Tools whose native RAGFlow snapshots readers accept (docs/contract.md#reading-evidence).
 NATIVE_TOOLS = frozenset({"knowledge_search", "task"})
 
 #: Appended to an excerpt that ``format_result`` shortened; readers use it for the truncation note.

@@ -1,4 +1,4 @@
-"""The global tool-output budget (SPEC §3.5).
+"""The global tool-output budget (docs/contract.md#formatting-and-budgets).
 
 When content is over the limit it is cut (at a line boundary when one is
 available) and a notice says so. Evidence then follows the text: a record is

@@ -1,4 +1,4 @@
-"""Classifying citation hrefs (SPEC §3.3); ``linkgrammar`` finds the links.
+"""Classifying citation hrefs (docs/contract.md#reading-evidence); ``linkgrammar`` finds the links.
 
 Accepted hrefs, exactly:
 

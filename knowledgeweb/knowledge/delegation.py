@@ -1,4 +1,4 @@
-"""Forwarding evidence through a delegated report (SPEC §3.6).
+"""Forwarding evidence through a delegated report (docs/contract.md#delegation-and-accumulation).
 
 A ``task`` tool whose child ran retrievals returns the child's report. Only
 sources whose handles the report actually cites are forwarded, each with its
@@ -67,7 +67,7 @@ def forward_sources(
 
 
 def _cites(report: str, handle: str) -> bool:
-    # SPEC §3.3 accepts the sanitizer's ``#user-content-`` form as the same citation.
+    # docs/contract.md#reading-evidence accepts the sanitizer's ``#user-content-`` form as the same citation.
     return contains_handle(report, handle) or contains_handle(report, USER_CONTENT_PREFIX + handle)
 
 

@@ -1,4 +1,4 @@
-"""Turning a retrieval result into tool content and its evidence artifact (SPEC §3.5).
+"""Turning a retrieval result into tool content and its evidence artifact (docs/contract.md#formatting-and-budgets).
 
 Layout of the content a model reads::
 
@@ -17,7 +17,7 @@ Layout of the content a model reads::
 
     [1 more result omitted to fit the output budget.]
 
-Decisions the SPEC leaves open, taken here:
+Decisions the design leaves open, taken here:
 
 - Hits are shown as a *prefix* of the result: the first hit that does not fit
   ends the listing. Relations only point at earlier positions, so a shown edge
@@ -123,7 +123,7 @@ def format_result(
     """Return ``(content, artifact)`` for one retrieval.
 
     A RAGFlow result whose every hit carries complete locators and names gives
-    the native snapshot (SPEC §3.2), its ids built from ``native_nonce`` (random
+    the native snapshot (docs/contract.md#native-ragflow-snapshots), its ids built from ``native_nonce`` (random
     per call unless given, for tests); anything else gives the shared envelope.
     """
     formatted = format_result_view(

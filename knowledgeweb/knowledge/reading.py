@@ -1,4 +1,4 @@
-"""Reading evidence from one tool message (SPEC §3.3).
+"""Reading evidence from one tool message (docs/contract.md#reading-evidence).
 
 ``read_sources`` is the reader's whole trust decision. It never raises: a
 record that fails any rule is dropped, and the rest of the message still counts.

@@ -1,4 +1,4 @@
-"""The trust boundary (SPEC §3.4): keys only server-side producers may write."""
+"""The trust boundary (docs/contract.md#trust-boundary): keys only server-side producers may write."""
 
 from __future__ import annotations
 

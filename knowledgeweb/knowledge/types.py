@@ -1,4 +1,4 @@
-"""The contract's value types (SPEC §3).
+"""The contract's value types (docs/contract.md).
 
 Pure Python and pydantic: nothing here may import Django or httpx.
 """
@@ -11,7 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: The capability operations a tool may advertise (SPEC §3).
+#: The capability operations a tool may advertise (docs/contract.md).
 Operation = Literal[
     "search", "sources", "catalog", "documents", "dataset_filter", "document_filter", "relations_search"
 ]
@@ -78,7 +78,7 @@ class KnowledgeCapabilities(BaseModel):
 
 
 class KnowledgeSource(BaseModel):
-    """A shared source record, version 1 (SPEC §3.1). Bounds are checked by the reader."""
+    """A shared source record, version 1 (docs/contract.md#source-records). Bounds are checked by the reader."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.validators import URLValidator
 from django.db import models
 
-#: Only real public web addresses become source URLs (SPEC §3.1); never file paths.
+#: Only real public web addresses become source URLs (docs/contract.md#source-records); never file paths.
 http_url_validator = URLValidator(schemes=["http", "https"])
 
 

@@ -1,4 +1,4 @@
-"""The ``local`` provider: the embedded index as a ``RetrievalProvider`` (SPEC §4).
+"""The ``local`` provider: the embedded index as a ``RetrievalProvider`` (docs/providers.md).
 
 Hits carry the document title, the collection as ``dataset_name``, a URL only
 when the document has a real http(s) source URL, and a page only when the chunk

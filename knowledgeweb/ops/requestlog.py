@@ -22,7 +22,7 @@ from knowledgeweb.ops.logs import current_request_id
 logger = logging.getLogger("knowledgeweb.request")
 
 HEADER = "X-Request-ID"
-_VALID_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_VALID_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class RequestLogMiddleware:
@@ -31,7 +31,7 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(HEADER, "")
-        request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+        request_id = incoming if _VALID_ID.fullmatch(incoming) else uuid.uuid4().hex
         request.request_id = request_id  # type: ignore[attr-defined]
         token = current_request_id.set(request_id)
         started = time.perf_counter()

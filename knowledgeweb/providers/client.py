@@ -1,4 +1,4 @@
-"""The one HTTP client factory every adapter uses (SPEC §4).
+"""The one HTTP client factory every adapter uses (docs/providers.md).
 
 - redirects are never followed: a 3xx is an error and its target is never contacted;
 - the binding's timeout is ONE deadline for the whole search (``ProviderSession``):

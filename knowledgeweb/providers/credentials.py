@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from knowledgeweb.providers.errors import MissingCredentialError
 
 #: What an environment variable name looks like (POSIX portable names).
-ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+ENV_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 #: Every key variable a binding names starts with this, so that no binding can name
 #: the app's own secrets (``SECRET_KEY``, ``DATABASE_URL``...) and send them upstream.
@@ -21,7 +21,7 @@ def key_env_problem(env_name: str) -> str | None:
 
     The message never repeats the name: an admin may have pasted the key itself.
     """
-    if not ENV_NAME_PATTERN.match(env_name or ""):
+    if not ENV_NAME_PATTERN.fullmatch(env_name or ""):
         return (
             f"Enter the NAME of an environment variable (letters, digits and '_', e.g. {KEY_ENV_PREFIX}RAGFLOW), "
             "not the key itself."
@@ -40,7 +40,7 @@ def credential_from_environment(env_name: str, *, environ: Mapping[str, str] | N
 
     The message names the variable, never a value.
     """
-    if not ENV_NAME_PATTERN.match(env_name or ""):
+    if not ENV_NAME_PATTERN.fullmatch(env_name or ""):
         raise MissingCredentialError(
             "The binding does not name a valid environment variable for its API key; no request was sent."
         )

@@ -1,4 +1,4 @@
-"""Who may run which tool through which binding (SPEC §5).
+"""Who may run which tool through which binding (docs/providers.md#bindings).
 
 Exact user, exact agent name when the binding lists any, tool enabled, scope not
 disabled, the binding's rules re-checked at use, and the credential present.

@@ -45,7 +45,7 @@ class RetrievalModeError(RetrievalError):
 class RetrievalFailedError(RetrievalError):
     """The provider failed and there was no thread to record it in (424 Failed Dependency).
 
-    A 4xx because SPEC §7 answers every error with one; 424 says the request
+    A 4xx because docs/architecture.md#http-api answers every error with one; 424 says the request
     failed because the upstream call it depended on did. ``code`` says which way
     it failed (``ProviderErrorCode``: provider_timeout, provider_auth, ...).
     """

@@ -34,7 +34,7 @@ from knowledgeweb.threads.services import message_append
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 4000
-#: The global tool-output budget (SPEC §3.5) applied to every retrieval message.
+#: The global tool-output budget (docs/contract.md#formatting-and-budgets) applied to every retrieval message.
 TOOL_OUTPUT_LIMIT = 16000
 
 

@@ -1,4 +1,4 @@
-"""The citation report: every citation of every AI message, with its verdict (SPEC §7).
+"""The citation report: every citation of every AI message, with its verdict (docs/architecture.md#http-api).
 
 Read from the renders stored at write (``MessageRender.citations``): a report
 never parses Markdown.

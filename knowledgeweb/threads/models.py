@@ -1,4 +1,4 @@
-"""Threads and their immutable messages (SPEC §6)."""
+"""Threads and their immutable messages (docs/architecture.md#data-model)."""
 
 from __future__ import annotations
 

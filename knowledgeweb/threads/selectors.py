@@ -57,6 +57,10 @@ def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> Q
         return Thread.objects.none()
     threads = Thread.objects.filter(owner=owner)
     needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if "\x00" in needle:
+        # No stored title or message holds NUL (writes refuse it), and PostgreSQL refuses it in
+        # a query: nothing can match.
+        return Thread.objects.none()
     if needle:
         said = Message.objects.filter(
             thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
@@ -88,7 +92,7 @@ def thread_cursor(thread: Thread) -> str:
 
 
 def _cursor_position(cursor: str) -> tuple[datetime, UUID]:
-    if not _CURSOR.match(cursor):
+    if not _CURSOR.fullmatch(cursor):
         raise ThreadCursorError("The cursor is not one this API issued. Start again without a cursor.")
     micros, key = cursor.split("-")
     # Past the last representable instant is still a position: after every thread.

@@ -1,4 +1,4 @@
-// Citation previews and the source dialog (SPEC §8).
+// Citation previews and the source dialog (docs/architecture.md#pages-and-dom-hooks).
 //
 // Everything shown comes from the server-rendered sources panel entry that the
 // citation's href names, never from the answer's link label, and is written

@@ -4,7 +4,7 @@ A bound user runs both LightRAG tools and the RAGFlow tool through
 ``POST /api/knowledge/search`` with ``thread_id``; an AI message citing those
 results is appended; ``/api/threads/{id}/citations`` reports every citation as
 resolved. An unbound user gets 403 and no upstream request. Upstream answers are
-synthetic payloads shaped after PROVIDERS.md.
+synthetic payloads shaped after docs/providers.md.
 """
 
 from __future__ import annotations

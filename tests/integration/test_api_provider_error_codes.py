@@ -3,7 +3,7 @@
 With no thread the search answers 424 ``{"detail", "code"}``; with a thread it answers
 200 with ``status: "error"``, ``error_code``, and an error tool message whose artifact is
 ``{"error": {"code": ...}}``. Timeouts and unreachable hosts use real sockets on
-loopback; the other answers are SYNTHETIC LightRAG payloads (PROVIDERS.md) that echo the key.
+loopback; the other answers are SYNTHETIC LightRAG payloads (docs/providers.md) that echo the key.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``local`` provider: SPEC §4's rules for title, dataset, url and page."""
+"""The ``local`` provider: docs/providers.md's rules for title, dataset, url and page."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """LightRAG query modes: the binding's rules, the admin form, the search's ``mode``, capabilities, OpenAPI.
 
-Upstream answers are SYNTHETIC ``/query/data`` payloads shaped after PROVIDERS.md,
+Upstream answers are SYNTHETIC ``/query/data`` payloads shaped after docs/providers.md,
 one per mode (``naive`` returns chunks only; graph modes return entities and
 relationships too), served through the client factory's transport.
 """

@@ -1,6 +1,6 @@
 """Every provider fault: a clear redacted error, no evidence stored, the credential nowhere.
 
-Synthetic upstream answers (shaped after PROVIDERS.md) are served through the
+Synthetic upstream answers (shaped after docs/providers.md) are served through the
 client factory's one substitution point, the transport.
 """
 
@@ -330,7 +330,7 @@ def test_one_bad_batch_among_eleven_rejects_the_scope_with_no_search_and_no_evid
         in message.content
     )
     assert "/api/v1/retrieval" not in upstream.paths()
-    assert gauge.most == 4  # SPEC §4: at most 4 batches in flight
+    assert gauge.most == 4  # docs/providers.md: at most 4 batches in flight
     assert_no_evidence_and_no_secret(caplog, outcome.content)  # type: ignore[attr-defined]
 
 

@@ -172,7 +172,7 @@ def test_lookalike_nested_and_recased_reserved_keys_are_kept_but_never_read_as_e
 def test_an_artifact_that_is_not_an_object_is_kept_as_written_and_carries_no_evidence(
     api_client: Client, user: User, tmp_path: Path, artifact: Any, trusted: bool
 ) -> None:
-    # SPEC §6 allows any JSON artifact (LangChain's retriever tool writes a list of Documents);
+    # docs/architecture.md#data-model allows any JSON artifact (LangChain's retriever tool writes a list of Documents);
     # only an object can hold the reserved keys, so anything else proves nothing, even when
     # it wraps a genuine envelope and even from an admin's --trusted file.
     content, envelope, handle = shared_evidence()

@@ -277,3 +277,13 @@ def test_the_openapi_schema_documents_paging_search_and_deletion(db: None) -> No
     assert 'rel="next"' in listing["description"]
     assert "204" in schema["paths"]["/api/threads/{thread_id}"]["delete"]["responses"]
     assert "404" in schema["paths"]["/api/threads/{thread_id}"]["delete"]["responses"]
+
+
+def test_a_search_holding_nul_finds_nothing_instead_of_failing(user: User, api_client: Client) -> None:
+    thread_create(owner=user, title="a\u2028b")
+    response = api_client.get(LIST, {"q": "a\x00b"})
+    assert response.status_code == 200
+    assert response.json() == []
+    client = Client()
+    client.force_login(user)
+    assert client.get("/", {"q": "a\x00b"}).status_code == 200

@@ -1,4 +1,4 @@
-"""Concurrent appends against the real database: seq never has a gap or a duplicate (SPEC §6)."""
+"""Concurrent appends against the real database: seq never has a gap or a duplicate (docs/architecture.md#data-model)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Test data for the contract core: SPEC-level builders and hypothesis strategies.
+"""Test data for the contract core: contract-level builders and hypothesis strategies.
 
-The builders compute ids from SPEC §3.1 directly (never through ``source_id``), so
+The builders compute ids from docs/contract.md#source-records directly (never through ``source_id``), so
 the tests that use them check the implementation against the specification.
 """
 
@@ -28,7 +28,7 @@ def spec_id(
     url: str | None = None,
     page: int | None = None,
 ) -> str:
-    """The SPEC §3.1 recipe, written out independently of the implementation."""
+    """The docs/contract.md#source-records recipe, written out independently of the implementation."""
     payload = ["knowledgeweb.source.v1", provider, title, excerpt, dataset_name, url, page]
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return hashlib.sha256(data).hexdigest()[:32]
@@ -56,7 +56,7 @@ def shared_record(
 
 
 def shared_content(records: list[dict[str, Any]]) -> str:
-    """Tool content citing each record the way SPEC §3.1 writes it."""
+    """Tool content citing each record the way docs/contract.md#source-records writes it."""
     return "\n\n".join(
         f"[citation:{record['title']}](#knowledge-source-{record['id']})\n{record['excerpt']}"
         for record in records
@@ -69,7 +69,7 @@ def shared_message(records: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 
 
 def native_record(position: int = 1, *, nonce: str = NONCE, **overrides: Any) -> dict[str, Any]:
-    """A valid native RAGFlow record (SPEC §3.2)."""
+    """A valid native RAGFlow record (docs/contract.md#native-ragflow-snapshots)."""
     record: dict[str, Any] = {
         "id": f"{nonce}-{position}",
         "provider": "ragflow",

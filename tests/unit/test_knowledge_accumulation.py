@@ -1,4 +1,4 @@
-"""SourceAccumulator validates only what changed in a growing message list (SPEC §3.6)."""
+"""SourceAccumulator validates only what changed in a growing message list (docs/contract.md#delegation-and-accumulation)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""enforce_output_budget keeps evidence and text consistent when it cuts content (SPEC §3.5)."""
+"""enforce_output_budget keeps evidence and text consistent when it cuts content (docs/contract.md#formatting-and-budgets)."""
 
 from __future__ import annotations
 

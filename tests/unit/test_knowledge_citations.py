@@ -1,4 +1,4 @@
-"""find_citations and classify_href recognise exactly the hrefs of SPEC §3.3."""
+"""find_citations and classify_href recognise exactly the hrefs of docs/contract.md#reading-evidence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Delegated reports forward only the evidence they cite, within bounds (SPEC §3.6)."""
+"""Delegated reports forward only the evidence they cite, within bounds (docs/contract.md#delegation-and-accumulation)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The contract core stays pure: importing it loads neither Django nor httpx (SPEC §2)."""
+"""The contract core stays pure: importing it loads neither Django nor httpx (docs/architecture.md#layers)."""
 
 from __future__ import annotations
 

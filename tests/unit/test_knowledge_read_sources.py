@@ -1,4 +1,4 @@
-"""read_sources keeps only evidence that passes every rule of SPEC §3.3, and never raises."""
+"""read_sources keeps only evidence that passes every rule of docs/contract.md#reading-evidence, and never raises."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""strip_reserved_keys enforces the trust boundary of SPEC §3.4."""
+"""strip_reserved_keys enforces the trust boundary of docs/contract.md#trust-boundary."""
 
 from __future__ import annotations
 

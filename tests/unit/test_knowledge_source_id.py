@@ -1,4 +1,4 @@
-"""Source ids follow SPEC §3.1 exactly."""
+"""Source ids follow docs/contract.md#source-records exactly."""
 
 from __future__ import annotations
 

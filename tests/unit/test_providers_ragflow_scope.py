@@ -109,7 +109,7 @@ def test_1000_documents_are_checked_in_batches_of_100_and_searched_in_input_orde
         doc_ids("a", 950) + doc_ids("b", 50)
     )
     assert all(r.url.params["page_size"] == str(len(r.url.params.get_list("ids"))) for r in checks)
-    assert gauge.most == 4  # SPEC §4: at most 4 batches in flight
+    assert gauge.most == 4  # docs/providers.md: at most 4 batches in flight
     (body,) = upstream.bodies("/api/v1/retrieval")
     assert body["dataset_ids"] == ["dsA", "dsB"]
     assert body["document_ids"] == list(doc_ids("a", 950) + doc_ids("b", 50))
@@ -128,7 +128,7 @@ def test_one_bad_batch_among_eleven_rejects_the_whole_scope() -> None:
     selection = [DatasetSelection("dsA", doc_ids("a", 950)), DatasetSelection("dsB", doc_ids("b", 50))]
     with pytest.raises(ScopeRejectedError, match=r"rejected: document a0512 was not found in dataset dsA"):
         provider(upstream, selection).search("q")
-    assert gauge.most == 4  # SPEC §4: at most 4 batches in flight
+    assert gauge.most == 4  # docs/providers.md: at most 4 batches in flight
     assert "/api/v1/retrieval" not in upstream.paths()
 
 

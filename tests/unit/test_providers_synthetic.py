@@ -1,4 +1,4 @@
-"""The synthetic payload builders in ``tests/synthetic.py`` follow PROVIDERS.md field by field."""
+"""The synthetic payload builders in ``tests/synthetic.py`` follow docs/providers.md field by field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading every LangChain / LangGraph message shape the import accepts (SPEC §7)."""
+"""Reading every LangChain / LangGraph message shape the import accepts (docs/architecture.md#http-api)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ RELATIONS_TOOL = "entity_relations_search"
 #: LightRAG accepts ``top_k`` and ``chunk_top_k`` in 1..1000; the contract shows at most 100.
 MAX_TOP_K = 100
 
-#: LightRAG's retrieval modes (PROVIDERS.md). ``bypass`` is not among them: it sends
+#: LightRAG's retrieval modes (docs/providers.md). ``bypass`` is not among them: it sends
 #: the query straight to the model and retrieves nothing, so it yields no evidence.
 QUERY_MODES = ("naive", "local", "global", "hybrid", "mix")
 #: ``naive`` searches chunks only and returns no entities or relationships, so it

@@ -1,4 +1,4 @@
-"""LightRAG document hits: ``data.chunks`` of ``/query/data`` (PROVIDERS.md, "The data items").
+"""LightRAG document hits: ``data.chunks`` of ``/query/data`` (docs/providers.md, "The data items").
 
 The title is the chunk's ``file_path`` or, when that is absent, the path its
 ``reference_id`` names in ``data.references``. ``unknown_source`` or an empty path

@@ -1,6 +1,6 @@
 """LightRAG ``entity_relations_search``: entities and one-edge paths with their evidence.
 
-The evidence rules (SPEC §4, seeds/lightrag-entity-relations.md):
+The evidence rules (docs/providers.md, seeds/lightrag-entity-relations.md):
 
 - an edge's ``source_id`` is split on ``<SEP>`` and joined to ``chunks[].chunk_id``;
   only those chunks become document hits, so a shared ``file_path`` alone is not evidence;

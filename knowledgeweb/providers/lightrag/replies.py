@@ -1,4 +1,4 @@
-"""How LightRAG signals success, "nothing found" and failure (PROVIDERS.md, LightRAG)."""
+"""How LightRAG signals success, "nothing found" and failure (docs/providers.md, LightRAG)."""
 
 from __future__ import annotations
 

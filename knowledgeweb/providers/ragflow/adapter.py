@@ -1,4 +1,4 @@
-"""RAGFlow ``knowledge_search`` (PROVIDERS.md, RAGFlow)."""
+"""RAGFlow ``knowledge_search`` (docs/providers.md, RAGFlow)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def ragflow_connection(*, base_url: str, api_key: str, timeout: float) -> Connec
     """RAGFlow authenticates with ``Authorization: Bearer <key>``.
 
     At most 4 requests are in flight at one RAGFlow host across the whole process,
-    whatever the number of concurrent searches (SPEC §4's cap, held per host).
+    whatever the number of concurrent searches (docs/providers.md's cap, held per host).
     """
     return Connection(
         label="RAGFlow",

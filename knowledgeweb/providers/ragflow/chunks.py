@@ -1,4 +1,4 @@
-"""Mapping RAGFlow retrieval chunks to contract hits (PROVIDERS.md, "Retrieval").
+"""Mapping RAGFlow retrieval chunks to contract hits (docs/providers.md, "Retrieval").
 
 Nothing is invented: the title is the chunk's ``document_keyword`` or, failing
 that, the ``doc_aggs`` name for the same document id; pages come only from real

@@ -1,4 +1,4 @@
-"""Validation of selected documents before any search (PROVIDERS.md, "Documents").
+"""Validation of selected documents before any search (docs/providers.md, "Documents").
 
 Ids go to RAGFlow in batches of at most 100, at most 4 batches in flight (and at
 most 4 requests in flight at the host across the whole process, see

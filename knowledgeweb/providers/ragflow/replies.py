@@ -1,4 +1,4 @@
-"""How RAGFlow signals success and failure (PROVIDERS.md, "Errors" and "Authentication")."""
+"""How RAGFlow signals success and failure (docs/providers.md, "Errors" and "Authentication")."""
 
 from __future__ import annotations
 

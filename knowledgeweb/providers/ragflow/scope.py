@@ -10,7 +10,7 @@ from dataclasses import dataclass
 MAX_SELECTED_DOCUMENTS = 1000
 
 #: RAGFlow ids are hex UUIDs; anything outside this alphabet never reaches a URL path.
-RESOURCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+RESOURCE_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,13 @@ def selection_problems(selection: Iterable[DatasetSelection]) -> list[str]:
     seen_datasets: set[str] = set()
     seen_documents: set[str] = set()
     for item in items:
-        if not RESOURCE_ID_PATTERN.match(item.dataset_id):
+        if not RESOURCE_ID_PATTERN.fullmatch(item.dataset_id):
             problems.append(f"{item.dataset_id!r} is not a valid RAGFlow dataset id.")
         if item.dataset_id in seen_datasets:
             problems.append(f"Dataset {item.dataset_id} is selected more than once.")
         seen_datasets.add(item.dataset_id)
         for document_id in item.document_ids:
-            if not RESOURCE_ID_PATTERN.match(document_id):
+            if not RESOURCE_ID_PATTERN.fullmatch(document_id):
                 problems.append(f"{document_id!r} is not a valid RAGFlow document id.")
             if document_id in seen_documents:
                 problems.append(f"Document {document_id} is selected more than once.")

@@ -1,4 +1,4 @@
-"""Citation resolution, the last stage of the render pipeline (SPEC §3.3, §8).
+"""Citation resolution, the last stage of the render pipeline (docs/contract.md#reading-evidence, §8).
 
 Runs over the sanitized token stream. Which ``<a>`` is a citation, and its
 verdict, come from the link grammar's parse of the same message: the ``<a>``
@@ -20,11 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from bleach import html5lib_shim
-
 from knowledgeweb.knowledge.linkgrammar import Link
 from knowledgeweb.threads.evidence import ResolvedCitation
-from knowledgeweb.threads.rendering.sanitizer import href_target
+from knowledgeweb.threads.rendering.sanitizer import FilterBase, href_target
 
 Token = dict[str, Any]
 Attrs = dict[tuple[str | None, str], str]
@@ -61,7 +59,7 @@ class GrammarMismatchError(Exception):
     """The HTML's links are not the grammar's links (never expected: markdown-it emits no raw HTML)."""
 
 
-class CitationFilter(html5lib_shim.Filter):
+class CitationFilter(FilterBase):
     """Wrap the ``<a>`` of each citation link in its hook, in document order.
 
     ``links`` are every link of the message as the grammar found them and

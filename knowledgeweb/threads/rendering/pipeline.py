@@ -1,4 +1,4 @@
-"""One assistant message through the pipeline: markdown -> sanitize -> resolve (SPEC §8).
+"""One assistant message through the pipeline: markdown -> sanitize -> resolve (docs/architecture.md#pages-and-dom-hooks).
 
 The message is parsed once, by ``linkgrammar``. Its citations and their
 verdicts come from that parse; the sanitizer's pass only wraps the matching

@@ -1,4 +1,4 @@
-"""The sanitizer, the second stage of the render pipeline (SPEC §8).
+"""The sanitizer, the second stage of the render pipeline (docs/architecture.md#pages-and-dom-hooks).
 
 A strict allowlist of the tags CommonMark produces. On top of bleach:
 
@@ -35,6 +35,10 @@ from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 Token = dict[str, Any]
 TokenFilter = Callable[..., Any]
 
+#: The base class of a token filter run inside the sanitizing pass (``make_cleaner``). bleach is
+#: used only in this module, so that moving to another sanitizer (nh3) touches this file alone.
+FilterBase = html5lib_shim.Filter
+
 
 ALLOWED_TAGS = frozenset(
     {
@@ -59,7 +63,7 @@ ALLOWED_TAGS = frozenset(
     }
 )
 
-_LANGUAGE_CLASS = re.compile(r"^language-[A-Za-z0-9_+#.-]{1,40}$")
+_LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -70,7 +74,7 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     if tag == "ol":
         return name == "start" and value.isdigit()
     if tag == "code":
-        return name == "class" and bool(_LANGUAGE_CLASS.match(value))
+        return name == "class" and bool(_LANGUAGE_CLASS.fullmatch(value))
     return False
 
 

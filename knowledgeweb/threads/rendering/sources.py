@@ -1,4 +1,4 @@
-"""Entries of the sources panel (SPEC §8).
+"""Entries of the sources panel (docs/architecture.md#pages-and-dom-hooks).
 
 An entry's body depends only on its evidence, so it is rendered once, stored
 with the render of the tool message that carries it, and a page only wraps it

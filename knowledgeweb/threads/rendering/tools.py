@@ -1,4 +1,4 @@
-"""Tool messages as readers see them, built from structure, never read back from text (SPEC §8).
+"""Tool messages as readers see them, built from structure, never read back from text (docs/architecture.md#pages-and-dom-hooks).
 
 A search the retrieval service ran carries its server-owned view
 (``Message.tool_view``): the hits shown of total, each hit's kind and fields,
