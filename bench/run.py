@@ -16,6 +16,7 @@ BENCHMARKS = (
     "local_index.py",
     "deadline.py",
     "cache_outage.py",
+    "compose.py",
 )
 
 

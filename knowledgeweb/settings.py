@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "knowledgeweb.threads",
     "knowledgeweb.bindings",
     "knowledgeweb.library",
+    "knowledgeweb.composer",
     "knowledgeweb.web",
     "knowledgeweb.demo",
     "knowledgeweb.mcp_server",

@@ -25,6 +25,7 @@ from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_ans
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
+from knowledgeweb.web import compose
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
@@ -67,9 +68,24 @@ class AskForm(forms.Form):
         error_messages={"required": "Choose a source.", "invalid_choice": "Choose one of your sources."},
     )
 
-    def __init__(self, *args: object, bindings: list[SourceChoice], **kwargs: object) -> None:
+    # Issue 13: the extractive default, or an answer model bound to the user (shown only then).
+    composer = forms.ChoiceField(
+        required=False,
+        label="Answer with",
+        widget=forms.Select(attrs={"data-field": "composer"}),
+        error_messages={"invalid_choice": "Choose one of your answer models."},
+    )
+
+    def __init__(
+        self,
+        *args: object,
+        bindings: list[SourceChoice],
+        composers: list[tuple[str, str]] | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["binding"].choices = [(b.name, b.title) for b in bindings]  # type: ignore[attr-defined]
+        self.fields["composer"].choices = composers or [(compose.EXTRACTIVE, compose.EXTRACTIVE_LABEL)]  # type: ignore[attr-defined]
         if len(bindings) == 1:
             self.fields["binding"].initial = bindings[0].name
 
@@ -142,14 +158,25 @@ def ask(request: HttpRequest) -> HttpResponse:
         status = 403 if request.method == "POST" else 200
         refusal = {"error": NO_BINDINGS, "error_kind": "no-bindings", "administrators": _administrators()}
         return render(request, "web/ask.html", refusal, status=status)
+    composers = compose.composer_choices(user)
     if request.method != "POST":
-        form = AskForm(bindings=bindings)
+        form = AskForm(bindings=bindings, composers=composers)
         return render(request, "web/ask.html", {"form": form, "options": _options(form, bindings)})
 
-    form = AskForm(request.POST, bindings=bindings)
+    form = AskForm(request.POST, bindings=bindings, composers=composers)
     context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
     status = 400
-    if form.is_valid():
+    if form.is_valid() and form.cleaned_data.get("composer") not in {None, "", compose.EXTRACTIVE}:
+        # An answer model (issue 13): the streamed flow's service, run to the end (no JavaScript here).
+        outcome = compose.run_form_turn(request)
+        if not isinstance(outcome, AnswerError):
+            return outcome
+        source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
+        context.update(
+            error=plain_error(outcome, source), error_kind=outcome.kind, error_detail=outcome.message
+        )
+        status = _ERROR_STATUS[outcome.kind]
+    elif form.is_valid():
         try:
             thread = question_answer(
                 user=user,

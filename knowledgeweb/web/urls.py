@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, contents, views
+from knowledgeweb.web import ask, compose, contents, views
 
 app_name = "web"
 
@@ -12,4 +12,8 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/delete/", views.thread_delete_confirm, name="thread-delete"),
     path("ask/", ask.ask, name="ask"),
     path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),
+    # Issue 13: streamed answers and follow-ups (knowledgeweb.web.compose).
+    path("ask/stream/", compose.ask_stream, name="ask-stream"),
+    path("threads/<uuid:thread_id>/ask/", compose.thread_ask, name="thread-ask"),
+    path("threads/<uuid:thread_id>/ask/stream/", compose.thread_ask_stream, name="thread-ask-stream"),
 ]

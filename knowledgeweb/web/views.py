@@ -22,6 +22,7 @@ from knowledgeweb.threads.selectors import (
     thread_questions,
 )
 from knowledgeweb.threads.services import thread_delete
+from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.thread import render_thread
 
@@ -75,7 +76,8 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     thread = _owned(request, thread_id)
     view = render_thread(thread, thread_outline(thread=thread))
     outline = turn_outline(view, thread_questions(thread=thread))
-    return render(request, "web/thread_detail.html", {"thread": thread, "view": view, "outline": outline})
+    context = {"thread": thread, "view": view, "outline": outline, "follow_up": follow_up_form(request)}
+    return render(request, "web/thread_detail.html", context)
 
 
 @login_required

@@ -71,11 +71,27 @@ def tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
 def assert_no_live_markup(html: str) -> None:
     parsed = tags(html)
     assert {tag for tag, _ in parsed}.isdisjoint({"img", "svg", "iframe", "object", "embed", "style"})
-    # The only form is the site's own logout form, with its CSRF field.
-    assert [attrs.get("class") for tag, attrs in parsed if tag == "form"] == ["logout-form"]
-    assert [attrs.get("name") for tag, attrs in parsed if tag == "input"] == ["csrfmiddlewaretoken"]
+    # The only forms are the site's own: the logout form and, for an owner who has a binding
+    # to search with, the follow-up form (issue 13), each with its CSRF field and nothing else.
+    forms = [
+        (attrs.get("class"), attrs.get("data-form"), attrs.get("action"))
+        for tag, attrs in parsed
+        if tag == "form"
+    ]
+    follow_up = forms[1:] != []
+    assert forms[0] == ("logout-form", None, "/accounts/logout/")
+    if follow_up:
+        (own,) = forms[1:]
+        assert own[:2] == ("login-form ask-form", "follow-up")
+        assert re.fullmatch(r"/threads/[0-9a-f-]{36}/ask/", own[2] or "")
+    inputs = [attrs.get("name") for tag, attrs in parsed if tag == "input"]
+    assert inputs == ["csrfmiddlewaretoken"] * (2 if follow_up else 1)
+    assert [attrs.get("name") for tag, attrs in parsed if tag in {"textarea", "select"}] == (
+        ["question", "binding"] if follow_up else []
+    )
     assert [attrs.get("src") for tag, attrs in parsed if tag == "script"] == [
-        "/static/knowledgeweb/citations.js"
+        "/static/knowledgeweb/citations.js",
+        *(["/static/knowledgeweb/compose.js"] if follow_up else []),
     ]
     assert not [name for _, attrs in parsed for name in attrs if name.lower().startswith("on")]
     hrefs = [attrs.get("href") or "" for tag, attrs in parsed if tag == "a"]

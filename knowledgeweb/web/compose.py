@@ -1,0 +1,255 @@
+"""Streamed answers and follow-up questions (issue 13).
+
+- ``POST /ask/stream/``: the Ask form, answered as server-sent events (the page's
+  script reads them with ``fetch``); the thread is written when the answer completes.
+- ``POST /threads/<id>/ask/``: a follow-up from the thread page; without JavaScript it
+  runs the whole turn and redirects to the thread.
+- ``POST /threads/<id>/ask/stream/``: the same follow-up, streamed.
+
+A refusal before the answer starts (bad question, binding or answer model, a failed
+search) is a 4xx JSON ``{"error", "kind"}`` for the stream endpoints and the form
+with its error for the form posts: nothing is written. Each stream holds a server
+thread while it lasts (README, "Serving": size the threads for it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import cast
+from uuid import UUID
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from knowledgeweb.answers.errors import AnswerError
+from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
+from knowledgeweb.composer.selectors import answer_models_for
+from knowledgeweb.composer.services import (
+    EXTRACTIVE,
+    PreparedTurn,
+    TurnResult,
+    turn_events,
+    turn_prepare,
+    turn_run,
+)
+from knowledgeweb.ops import ratelimit
+from knowledgeweb.retrieval import retrieval_capabilities
+from knowledgeweb.threads.errors import ThreadNotFound
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.selectors import thread_get_for_owner
+
+#: The web pages search and compose as the user, not as an agent.
+WEB_AGENT_NAME = ""
+_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
+EXTRACTIVE_LABEL = "Quoted sentences (no model)"
+
+
+def composer_choices(user: User) -> list[tuple[str, str]]:
+    """The extractive default first, then every answer model this user may use."""
+    models = answer_models_for(user=user, agent_name=WEB_AGENT_NAME)
+    return [(EXTRACTIVE, EXTRACTIVE_LABEL), *((m.name, f"{m.name} ({m.model})") for m in models)]
+
+
+def binding_choices(user: User) -> list[tuple[str, str]]:
+    return [
+        (capability.binding, f"{capability.binding} ({capability.provider})")
+        for capability in retrieval_capabilities(user=user, agent_name=WEB_AGENT_NAME)
+        if capability.tool == TOOL
+    ]
+
+
+class TurnForm(forms.Form):
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "data-field": "question"}),
+        error_messages={"required": "Enter a question."},
+    )
+    binding = forms.ChoiceField(
+        widget=forms.Select(attrs={"data-field": "binding"}),
+        error_messages={"required": "Choose a binding.", "invalid_choice": "Choose one of your bindings."},
+    )
+    composer = forms.ChoiceField(
+        required=False,
+        label="Answer with",
+        widget=forms.Select(attrs={"data-field": "composer"}),
+        error_messages={"invalid_choice": "Choose one of your answer models."},
+    )
+
+    def __init__(self, *args: object, user: User, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["binding"].choices = binding_choices(user)  # type: ignore[attr-defined]
+        self.fields["composer"].choices = composer_choices(user)  # type: ignore[attr-defined]
+
+
+def follow_up_form(request: HttpRequest) -> TurnForm | None:
+    """The thread page's follow-up form, or ``None`` when the owner has no binding to search with."""
+    form = TurnForm(user=cast(User, request.user))
+    return form if form.fields["binding"].choices else None  # type: ignore[attr-defined]
+
+
+class TurnInput(forms.Form):
+    """What a posted turn carries. Which bindings and models the user may use is checked
+    once, by the services (``turn_prepare``), with the same messages as the API's."""
+
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS, error_messages={"required": "Enter a question."}
+    )
+    binding = forms.CharField(max_length=100, error_messages={"required": "Choose a binding."})
+    composer = forms.CharField(max_length=100, required=False)
+
+
+def _form_error(form: forms.Form) -> tuple[str, str]:
+    for field in ("question", "binding", "composer"):
+        if form.errors.get(field):
+            return str(form.errors[field][0]), "question" if field == "question" else "binding"
+    return "The form is not valid.", "question"
+
+
+def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
+    user = cast(User, request.user)
+    # The serving work's per-user limit on questions (RATE_LIMIT_ASK); 429 past it, nothing run.
+    ratelimit.consume("ask", f"user:{user.pk}")
+    form = TurnInput(request.POST)
+    if not form.is_valid():
+        message, kind = _form_error(form)
+        raise AnswerError(message, kind=kind)  # type: ignore[arg-type]
+    return turn_prepare(
+        user=user,
+        question=form.cleaned_data["question"],
+        binding_name=form.cleaned_data["binding"],
+        composer=form.cleaned_data.get("composer") or EXTRACTIVE,
+        thread=thread,
+        agent_name=WEB_AGENT_NAME,
+    )
+
+
+def _owned_thread(request: HttpRequest, thread_id: UUID) -> Thread:
+    try:
+        return thread_get_for_owner(owner=request.user, thread_id=thread_id)
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+@login_required
+@require_POST
+def ask_stream(request: HttpRequest) -> HttpResponseBase:
+    return _stream(request, None)
+
+
+@login_required
+@require_POST
+def thread_ask_stream(request: HttpRequest, thread_id: UUID) -> HttpResponseBase:
+    return _stream(request, _owned_thread(request, thread_id))
+
+
+@login_required
+@require_POST
+def thread_ask(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """The follow-up form without JavaScript: the whole turn, then the thread."""
+    thread = _owned_thread(request, thread_id)
+    try:
+        result = turn_run(_prepare(request, thread))
+    except AnswerError as exc:
+        context = {"thread": thread, "error": exc.message, "error_kind": exc.kind}
+        return render(request, "web/thread_ask_error.html", context, status=_ERROR_STATUS[exc.kind])
+    except ratelimit.RateLimited as exc:
+        context = {"thread": thread, "error": exc.detail, "error_kind": "rate"}
+        response = render(request, "web/thread_ask_error.html", context, status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
+    return redirect(_thread_url(result))
+
+
+def run_form_turn(request: HttpRequest) -> HttpResponse | AnswerError:
+    """The Ask form without JavaScript for a chosen answer model: the whole turn, then the new thread."""
+    try:
+        result = turn_run(_prepare(request, None))
+    except AnswerError as exc:
+        return exc
+    except ratelimit.RateLimited as exc:
+        return AnswerError(exc.detail, kind="question")
+    return redirect(_thread_url(result))
+
+
+def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponseBase:
+    # An event stream must reach the browser event by event. GZipMiddleware would compress
+    # it through one gzip stream that holds small writes back until a block fills, so the
+    # stream is sent uncompressed: the middleware reads this header when the response passes.
+    request.META["HTTP_ACCEPT_ENCODING"] = "identity"
+    try:
+        prepared = _prepare(request, thread)
+    except AnswerError as exc:
+        return JsonResponse({"error": exc.message, "kind": exc.kind}, status=_ERROR_STATUS[exc.kind])
+    except ratelimit.RateLimited as exc:
+        return _too_many(exc)
+    response = StreamingHttpResponse(_sse(prepared), content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache, no-store"
+    # Proxies (nginx) must pass each event on at once rather than buffer the stream.
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _too_many(exc: ratelimit.RateLimited) -> HttpResponseBase:
+    response = JsonResponse({"error": exc.detail, "kind": "rate"}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
+    events = turn_events(prepared)
+    # Sent at once, while the model thinks: the page says what was found, and the
+    # response's first bytes are on the wire (and acknowledged) before the answer's,
+    # so the first answer event is not held back by Nagle's algorithm.
+    yield _event("start", _start(prepared))
+    try:
+        for event in events:
+            if event.kind == "done":
+                yield _event("done", _done(event.data))
+            elif event.kind == "sentence":
+                yield _event("sentence", {"parts": event.data})
+            else:
+                yield _event("delta", {"text": event.data})
+    except AnswerError as exc:
+        # Refused at write (a quota reached while the answer streamed): nothing was written.
+        yield _event("error", {"error": exc.message, "kind": exc.kind})
+    finally:
+        # A client that went away closes this generator: closing the turn's generator
+        # too ends the model call before the turn is written, so nothing is stored.
+        events.close()
+
+
+def _event(name: str, data: object) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _thread_url(result: TurnResult) -> str:
+    return reverse("web:thread-detail", kwargs={"thread_id": result.thread_id})
+
+
+def _start(prepared: PreparedTurn) -> dict[str, object]:
+    context = (
+        prepared.prompt.metadata(prepared.model.context_budget) if prepared.prompt and prepared.model else {}
+    )
+    return {
+        "composer": prepared.model.name if prepared.model else EXTRACTIVE,
+        "sources": len(prepared.available),
+        "context": context,
+    }
+
+
+def _done(result: TurnResult) -> dict[str, object]:
+    return {
+        "status": result.status,
+        "code": result.code,
+        "detail": result.detail,
+        "thread_url": _thread_url(result),
+        "citations": result.citations.as_dict(),
+        "context": result.context,
+    }
