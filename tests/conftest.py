@@ -17,6 +17,12 @@ from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last: once Playwright has started, its event loop stays in the main
+    thread for the rest of the session, and only browser tests may make ORM calls beside it."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _empty_cache(django_db_setup: None) -> Iterator[None]:
     """Start and end with an empty cache: under ``CACHE_URL=redis://...`` it outlives the run."""

@@ -11,9 +11,8 @@ session row and plant the saved cookies instead of logging in again.
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,13 +23,21 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Error, 
 
 from tests.e2e.watching import Watched
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
 CHROMIUM = "/usr/bin/chromium"
 USERNAME = "reader"
 PASSWORD = "a-long-reader-passphrase-1"
 
 expect.set_options(timeout=10_000)
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _orm_beside_playwrights_event_loop() -> Iterator[None]:
+    """Playwright's sync API keeps an event loop running in the test thread, where Django then
+    refuses ORM calls; the browser tests (and only they: the suite runs them last, see
+    tests/conftest.py) opt out, from their first fixture to their last teardown."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
 
 
 @pytest.fixture(scope="session")
