@@ -25,7 +25,6 @@ from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.exports import thread_export
-from knowledgeweb.threads.imports import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -41,6 +40,7 @@ from knowledgeweb.threads.services import (
     thread_delete,
     thread_import_body,
 )
+from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 router = Router(tags=["threads"])

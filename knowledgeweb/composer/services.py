@@ -41,11 +41,11 @@ from knowledgeweb.retrieval import (
     retrieval_record,
     retrieval_search,
 )
-from knowledgeweb.threads.citations import REASON_ONLY_LATER
 from knowledgeweb.threads.errors import QuotaExceededError
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
+from knowledgeweb.threads.reports import REASON_ONLY_LATER
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_create
 

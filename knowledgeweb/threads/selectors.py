@@ -15,10 +15,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.threads.citations import MessageCitations, messages_citations
 from knowledgeweb.threads.errors import ThreadCursorError, ThreadNotFound
 from knowledgeweb.threads.evidence import evidence_from_json
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
+from knowledgeweb.threads.reports import MessageCitations, messages_citations
 from knowledgeweb.threads.services.renders import thread_renders
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.imports import (
+from knowledgeweb.threads.shapes import (
     MessageFields,
     message_fields_from_json,
     read_import_body,

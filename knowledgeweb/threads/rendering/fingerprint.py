@@ -38,7 +38,7 @@ RENDER_MODULES: tuple[str, ...] = (
     "knowledgeweb.knowledge.formatting",
     "knowledgeweb.threads.evidence",
     "knowledgeweb.threads.exports",
-    "knowledgeweb.threads.rendering.citations",
+    "knowledgeweb.threads.rendering.resolution",
     "knowledgeweb.threads.rendering.markdown",
     "knowledgeweb.threads.rendering.message",
     "knowledgeweb.threads.rendering.pipeline",

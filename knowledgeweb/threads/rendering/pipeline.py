@@ -15,8 +15,8 @@ from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, parse_markdown
 from knowledgeweb.threads.evidence import ResolvedCitation, resolve_citation
-from knowledgeweb.threads.rendering.citations import CitationFilter, GrammarMismatchError
 from knowledgeweb.threads.rendering.markdown import parsed_to_html, verbatim_html
+from knowledgeweb.threads.rendering.resolution import CitationFilter, GrammarMismatchError
 from knowledgeweb.threads.rendering.sanitizer import make_cleaner
 
 #: Markdown renders actually run; tests read it (reads must never move it).

@@ -10,7 +10,7 @@ A strict allowlist of the tags CommonMark produces. On top of bleach:
   fragments; relative and protocol-relative URLs are dropped;
 - external links get ``rel="noopener noreferrer"``.
 
-Citation resolution (see ``citations``) runs as a token filter inside the same
+Citation resolution (see ``resolution``) runs as a token filter inside the same
 pass, so a message is parsed once. It sees each link after bleach's allowlist
 and before the link policy here: a citation-looking relative link is then
 reported as malformed rather than silently losing its href. For the same reason
