@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,11 +55,14 @@ def test_readyz_is_ok_when_the_database_and_the_cache_answer(client: Client) -> 
     assert response["Cache-Control"] == "no-store"
 
 
-def test_readyz_names_a_hung_cache_and_answers_503() -> None:
+def test_readyz_names_a_hung_cache_and_answers_503(tmp_path: Path) -> None:
     with HungListener() as hung:
         body = probe(
             base_env(
-                DEBUG="1", CACHE_URL=f"redis://:cache-pass-123@127.0.0.1:{hung.port}/0", READINESS_TIMEOUT="2"
+                DEBUG="1",
+                DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                CACHE_URL=f"redis://:cache-pass-123@127.0.0.1:{hung.port}/0",
+                READINESS_TIMEOUT="2",
             )
         )
     assert body["status"] == 503
@@ -68,8 +72,15 @@ def test_readyz_names_a_hung_cache_and_answers_503() -> None:
     assert "cache-pass-123" not in json.dumps(body)
 
 
-def test_readyz_names_an_unreachable_cache_and_answers_503() -> None:
-    body = probe(base_env(DEBUG="1", CACHE_URL=f"redis://127.0.0.1:{free_port()}/0"))
+def test_readyz_names_an_unreachable_cache_and_answers_503(tmp_path: Path) -> None:
+    # A database of its own: a fresh clone has no var/ for the default SQLite file.
+    body = probe(
+        base_env(
+            DEBUG="1",
+            DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            CACHE_URL=f"redis://127.0.0.1:{free_port()}/0",
+        )
+    )
     assert body["status"] == 503
     assert body["body"]["failed"] == ["cache"]
 
