@@ -51,7 +51,9 @@ class BearerTokenAuth(HttpBearer):
         ratelimit.check(TOKEN_FAILURES, address)
         user = token_authenticate(raw_token=token)
         if user is None:
-            ratelimit.record(TOKEN_FAILURES, address)
+            # Counted atomically, and refused past the limit: two workers that both passed the
+            # check above cannot both answer the failure that goes over it.
+            ratelimit.consume(TOKEN_FAILURES, address)
             # A wrong token must not fall through to the session: say so plainly.
             raise InvalidTokenError()
         return user

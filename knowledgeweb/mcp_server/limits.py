@@ -32,5 +32,6 @@ def token_check_allowed(*, client_address: str) -> None:
 
 
 def failed_token_check(*, client_address: str) -> None:
-    """Count a refused token from ``client_address``."""
-    ratelimit.record(TOKEN_FAILURES, client_address)
+    """Count a refused token from ``client_address``; the failure that goes over the limit is
+    answered 429 rather than 401, as the API answers it."""
+    ratelimit.consume(TOKEN_FAILURES, client_address)
