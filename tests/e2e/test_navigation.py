@@ -395,6 +395,8 @@ def test_a_slow_source_fails_in_plain_language_keeping_the_question_with_the_det
     monkeypatch.setattr(LocalProvider, "search", _timeout)
     page, watched = open_page("/ask/", **PHONE_DARK)
 
+    # Typing before the box has taken its autofocus would lose the first keys.
+    expect(page.locator('[data-field="question"]')).to_be_focused()
     page.keyboard.type("How are search results ranked?")
     _tab_to(page, '[data-action="ask"]')
     page.keyboard.press("Enter")
