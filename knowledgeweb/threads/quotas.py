@@ -51,12 +51,15 @@ def quotas() -> Quotas:
     )
 
 
-def message_size(*, content: str, artifact: Any) -> int:
-    """UTF-8 bytes of ``content`` plus the canonical JSON of ``artifact`` (0 for no artifact)."""
+def message_size(*, content: str, artifact: Any, tool_calls: Any = None, parts: Any = None) -> int:
+    """UTF-8 bytes of ``content`` plus the canonical JSON of ``artifact``, ``tool_calls`` and
+    ``parts`` (0 for each that is absent or empty): whatever a message stores counts, so a large
+    thinking part or tool call cannot slip past the byte quotas."""
     size = len(content.encode("utf-8"))
-    if artifact is not None:
-        canonical = json.dumps(artifact, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        size += len(canonical.encode("utf-8"))
+    for value in (artifact, tool_calls or None, parts or None):
+        if value is not None:
+            canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            size += len(canonical.encode("utf-8"))
     return size
 
 

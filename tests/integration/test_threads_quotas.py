@@ -70,7 +70,10 @@ def assert_tallies_true() -> None:
     """Each thread's tallies equal what its messages hold."""
     for thread in Thread.objects.all():
         messages = Message.objects.filter(thread=thread)
-        size = sum(message_size(content=m.content, artifact=m.artifact) for m in messages)
+        size = sum(
+            message_size(content=m.content, artifact=m.artifact, tool_calls=m.tool_calls, parts=m.parts)
+            for m in messages
+        )
         assert (thread.message_count, thread.content_bytes) == (messages.count(), size), thread.title
 
 
@@ -552,3 +555,30 @@ def test_a_search_past_the_user_byte_quota_is_refused(
     refused_413(search(client_for(user), full), USER_BYTES, "user_bytes")
     assert len(upstream.requests) == 1
     assert snapshot() == before
+
+
+def test_thinking_parts_and_tool_calls_count_against_the_byte_quota_and_a_refused_import_writes_nothing(
+    user: User,
+) -> None:
+    # Imported parts and calls are stored with the message, so they weigh what they hold.
+    thinking = {"role": "assistant", "content": [{"type": "thinking", "thinking": "t" * 1200}, "Done."]}
+    before = snapshot()
+    with pytest.raises(QuotaExceededError, match="the limit is 1000 bytes"):
+        thread_import(owner=user, title="Big thoughts", messages=[thinking])
+    assert snapshot() == before
+    call = {"id": "c1", "name": "search", "args": {"query": "q" * 1200}}
+    with pytest.raises(QuotaExceededError, match="the limit is 1000 bytes"):
+        thread_import(
+            owner=user, title="Big call", messages=[{"type": "ai", "content": "", "tool_calls": [call]}]
+        )
+    assert snapshot() == before
+    small = thread_import(
+        owner=user,
+        title="Small",
+        messages=[thinking | {"content": [{"type": "thinking", "thinking": "t"}, "ok"]}],
+    )
+    stored = Message.objects.get(thread=small)
+    assert small.content_bytes == message_size(
+        content=stored.content, artifact=stored.artifact, tool_calls=stored.tool_calls, parts=stored.parts
+    )
+    assert small.content_bytes > len(stored.content.encode())

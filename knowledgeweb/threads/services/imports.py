@@ -108,7 +108,10 @@ def thread_import(
             raise MessageInvalidError(str(exc), position=position) from exc
     for seq, message in enumerate(built, start=1):
         message.seq = seq
-    size = sum(message_size(content=m.content, artifact=m.artifact) for m in built)
+    size = sum(
+        message_size(content=m.content, artifact=m.artifact, tool_calls=m.tool_calls, parts=m.parts)
+        for m in built
+    )
     renderings = renders_prepare(built)  # rendered before the write, like an append
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)

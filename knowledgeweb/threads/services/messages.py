@@ -155,7 +155,9 @@ def message_append(
         tool_calls=tool_calls,
         parts=parts,
     )
-    size = message_size(content=message.content, artifact=message.artifact)
+    size = message_size(
+        content=message.content, artifact=message.artifact, tool_calls=message.tool_calls, parts=message.parts
+    )
     # Rendered before the lock is taken; ``render_store`` renders again only if evidence
     # arrived in between.
     prepared = render_prepare(thread, message)
