@@ -225,6 +225,14 @@ class CitationOut(Schema):
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
     source: SourceOut | None
+    label_mismatch: bool = Field(
+        False,
+        description=(
+            "A resolved citation whose label (without `citation:`) is neither a number nor shares "
+            "a significant word with its source's title or dataset name: the answer may name "
+            "another source than the one it links. Always false for unresolved and malformed ones."
+        ),
+    )
 
 
 class MessageCitationsOut(Schema):
@@ -302,6 +310,7 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
         state=citation.state,
         reason=citation.reason,
         source=_source_out(citation.source) if citation.source is not None else None,
+        label_mismatch=citation.label_mismatch,
     )
 
 

@@ -62,6 +62,9 @@ UNATTRIBUTED_TEXT = "Unattributed text (no citable source)"
 NO_RELATION_EVIDENCE = "none (no document evidence was retrieved for this relation)"
 BUDGET_TRUNCATED = "Output truncated to fit the tool output budget"
 
+#: Characters of the query a tool view keeps (the service refuses longer queries anyway).
+MAX_VIEW_QUERY = 4000
+
 #: Version of the server-owned tool view (``Message.tool_view``).
 TOOL_VIEW_VERSION = 1
 
@@ -110,7 +113,14 @@ class FormattedResult:
     def view_within(self, content: str) -> dict[str, Any]:
         """The view of what ``content`` (this result cut by the output budget) still shows."""
         hits = [hit for hit, block in zip(self.view["hits"], self.blocks, strict=True) if block in content]
-        return {**self.view, "hits": hits, "budget_truncated": content != self.content}
+        shown = min(int(self.view["shown"]), len(hits))
+        return {
+            **self.view,
+            "hits": hits,
+            "shown": shown,
+            "omitted": int(self.view["total"]) - shown,
+            "budget_truncated": content != self.content,
+        }
 
 
 def format_result(
@@ -188,6 +198,8 @@ def format_result_view(
         "version": TOOL_VIEW_VERSION,
         "tool": result.tool,
         "provider": result.provider,
+        # The viewer says what was searched for when nothing was found.
+        "query": result.query[:MAX_VIEW_QUERY],
         "shown": len(blocks),
         "total": len(hits),
         "omitted": omitted,

@@ -208,7 +208,8 @@ def _redacted(result: RetrievalResult, redactor: Redactor) -> RetrievalResult:
         )
         for hit in result.hits
     )
-    return result.model_copy(update={"hits": hits})
+    # The query is kept in the tool view ("Nothing found for …"): a key pasted into it is not.
+    return result.model_copy(update={"hits": hits, "query": redactor.text(result.query)})
 
 
 def _tool_call_id() -> str:

@@ -41,6 +41,8 @@ class ResolvedCitation:
     state: ResolvedState
     source: Evidence | None
     reason: str
+    #: Set by the citation report from the stored render (``knowledge.passages.label_mismatch``).
+    label_mismatch: bool = False
 
 
 def evidence_cache_key(message: Message) -> str:

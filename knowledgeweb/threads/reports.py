@@ -52,4 +52,5 @@ def _citation(stored: Mapping[str, Any], sources: Mapping[str, Evidence]) -> Res
         _, cited = classify_href(str(stored["href"]))
         if cited is not None and cited in sources:
             reason = REASON_ONLY_LATER
-    return ResolvedCitation(str(stored["label"]), str(stored["href"]), stored["state"], source, reason)
+    mismatch = source is not None and stored.get("label_mismatch") is True
+    return ResolvedCitation(str(stored["label"]), str(stored["href"]), stored["state"], source, reason, mismatch)

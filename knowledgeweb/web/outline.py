@@ -2,9 +2,10 @@
 
 Built from the rendered ``ThreadView`` without touching the render pipeline:
 questions are plain text (escaped here), answers are the pipeline's sanitized
-fragments, and an answer's sources are the verified sources of the sources
-panel that its resolved citations name. Nothing here can make a citation
-verified: a handle counts only if the panel holds it.
+fragments, and an answer's references are the verified sources of the sources
+panel that its resolved citations name (from the stored verdicts, with the
+thread's numbers). Nothing here can make a citation verified: a handle counts
+only if the panel holds it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from uuid import UUID
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.models import MessageType
-from knowledgeweb.web.rendering.thread import MessageView, ThreadView
+from knowledgeweb.web.rendering.thread import MessageView, SourceEntry, ThreadView
 
 #: A question longer than this (or holding a blank line) is headed by its opening words;
 #: the whole text follows the heading.
@@ -27,10 +27,6 @@ HEADING_CHARS = 160
 #: The outline lists a thread's questions once it has at least this many.
 OUTLINE_MIN_TURNS = 2
 
-# The sanitizer's output: attribute values are quoted and escaped, and text never holds a raw
-# "<", so these match real tags only.
-_RESOLVED = re.compile(r'<a\b[^>]*\bdata-citation="resolved"[^>]*>')
-_HREF = re.compile(r'\bhref="#([^"]+)"')
 # Answer headings sit below the question's h2: h1 -> h3 ... h4+ -> h6.
 _ANSWER_HEADING = re.compile(r"<(/?)h([1-6])\b")
 
@@ -58,7 +54,7 @@ def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutli
     ``questions`` holds the text of the human messages by id (``thread_questions``): the page
     otherwise loads no message content.
     """
-    cited = {entry.handle: entry.evidence for entry in view.cited if entry.evidence is not None}
+    cited = {entry.handle: entry for entry in view.cited if entry.evidence is not None}
     parts: list[str] = []
     turns: list[Turn] = []
     answers = 0
@@ -71,7 +67,7 @@ def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutli
             parts.append(_question_item(message_view, turn, content))
         elif message.type == MessageType.AI:
             answers += 1
-            parts.append(_answer_item(message_view, answers, cited))
+            parts.append(_answer_item(message_view, answers, [cited[h] for h in message_view.cites if h in cited]))
         else:
             parts.append(message_view.item)
     return ThreadOutline(items=SafeString("".join(parts)), turns=tuple(turns))
@@ -106,40 +102,40 @@ def _question_item(message_view: MessageView, turn: Turn, content: str) -> str:
     )
 
 
-def _answer_item(message_view: MessageView, number: int, cited: dict[str, Evidence]) -> str:
+def _answer_item(message_view: MessageView, number: int, sources: list[SourceEntry]) -> str:
     item = _ANSWER_HEADING.sub(_demote, message_view.item)
-    sources = _answer_sources(message_view.html, cited)
     if not sources or not item.endswith("</li>"):
         return item
     anchor = f"answer-{number}-sources"
-    links = "".join(
-        format_html(
-            '<li><a href="#{}" data-answer-source="{}">{}</a> <span class="answer-source-meta">{}</span></li>',
-            source.handle,
-            source.id,
-            source.title,
-            source.provider + (f" · {source.dataset_name}" if source.dataset_name else ""),
-        )
-        for source in sources
-    )
+    links = "".join(_reference(entry) for entry in sources)
     block = (
-        f'<details class="answer-sources" data-answer-sources id="{anchor}">'
-        f"<summary>Sources of this answer ({len(sources)})</summary>"
-        f'<ol class="answer-source-list">{links}</ol></details>'
+        f'<section class="answer-sources" data-answer-sources id="{anchor}" aria-labelledby="{anchor}-heading">'
+        f'<h3 class="answer-sources-heading" id="{anchor}-heading">Sources of answer {number}</h3>'
+        f'<ol class="answer-source-list">{links}</ol></section>'
     )
     return item[: -len("</li>")] + block + "</li>"
 
 
+def _reference(entry: SourceEntry) -> str:
+    """One line of an answer's references: number, title, provider, dataset and page."""
+    source = entry.evidence
+    if source is None:  # only cited entries with their evidence are listed
+        return ""
+    meta = [source.provider]
+    if source.dataset_name:
+        meta.append(source.dataset_name)
+    if source.pages:
+        meta.append(("page " if len(source.pages) == 1 else "pages ") + ", ".join(map(str, source.pages)))
+    return format_html(
+        '<li><a href="#{}" data-answer-source="{}"><span class="citation-number">[{}]</span> {}</a> '
+        '<span class="answer-source-meta">{}</span></li>',
+        source.handle,
+        source.id,
+        entry.number,
+        source.title,
+        " · ".join(meta),
+    )
+
+
 def _demote(match: re.Match[str]) -> str:
     return f"<{match.group(1)}h{min(6, int(match.group(2)) + 2)}"
-
-
-def _answer_sources(html: str, cited: dict[str, Evidence]) -> list[Evidence]:
-    """The panel's verified sources an answer's resolved citations name, in order of first citation."""
-    seen: dict[str, Evidence] = {}
-    for tag in _RESOLVED.findall(html):
-        href = _HREF.search(tag)
-        handle = href.group(1) if href else ""
-        if handle in cited and handle not in seen:
-            seen[handle] = cited[handle]
-    return list(seen.values())

@@ -1,17 +1,25 @@
-// Citation previews and the source dialog (docs/architecture.md#pages-and-dom-hooks).
+// Citation previews, the source dialog, claims, backlinks and reasons
+// (docs/architecture.md#pages-and-dom-hooks).
 //
 // Everything shown comes from the server-rendered sources panel entry that the
 // citation's href names, never from the answer's link label, and is written
-// with textContent only. Without this script the href still jumps to the entry.
+// with textContent only. Without this script the href still jumps to the entry,
+// a backlink to its citation, and a reason's button opens its native popover.
 (function () {
   "use strict";
 
   var RESOLVED = 'a.citation[data-citation="resolved"]';
+  var UNVERIFIED = 'button.citation[data-citation="unresolved"], button.citation[data-citation="malformed"]';
   // A per-answer source link opens the same dialog as the citations it lists.
   var ANSWER_SOURCE = "a[data-answer-source]";
+  // The blocks a claim sentence lives in: what the answer's Markdown makes of a paragraph.
+  var BLOCKS = "p, li, td, th, h1, h2, h3, h4, h5, h6, dd";
+  var SENTENCE_END = /[.!?\u2026\u3002\uff01\uff1f]["'\u201d\u2019\u00bb)\]]*(?=\s|$)/g;
+  var CLAIM = "knowledgeweb-claim";
   var dialog = document.querySelector("dialog[data-citation-dialog]");
   var preview = document.querySelector("[data-citation-preview]");
   var panel = document.querySelector("[data-sources-panel]");
+  var messages = document.querySelector("[data-messages]");
   var opener = null;
   var restoreFocus = true;
   // The citation the preview is showing, and the one it must not reopen for: focus returns
@@ -20,6 +28,8 @@
   var suppressed = null;
   // Touch has no hover: a tap opens the dialog, and no preview is shown on the way.
   var lastPointer = "mouse";
+  // The citation whose claim is highlighted because the reader jumped to it.
+  var pinned = null;
 
   // The panel entry a citation points at, or null. The entry must sit in the
   // panel and carry the same source id, so nothing else can stand in for it.
@@ -39,8 +49,8 @@
     return el ? el.textContent : "";
   }
 
-  function safeUrl(entry) {
-    var link = entry.querySelector('a[data-field="url"]');
+  function webUrl(entry, name) {
+    var link = entry.querySelector('a[data-field="' + name + '"]');
     if (!link) return "";
     var raw = link.getAttribute("href") || "";
     try {
@@ -51,23 +61,168 @@
     }
   }
 
+  // The "Open in document" page is ours: a same-origin path, nothing else.
+  function documentPath(entry) {
+    var link = entry.querySelector('a[data-field="document"]');
+    var raw = link ? link.getAttribute("href") || "" : "";
+    return raw.indexOf("/library/passage/?") === 0 ? raw : "";
+  }
+
   function sourceOf(entry) {
+    var number = entry.querySelector("[data-source-number]");
     return {
       handle: entry.id,
+      number: number ? number.textContent : "",
       title: field(entry, "title"),
       provider: field(entry, "provider"),
       dataset: field(entry, "dataset"),
       page: field(entry, "page"),
-      url: safeUrl(entry),
+      url: webUrl(entry, "url"),
+      urlPassage: webUrl(entry, "url-passage"),
+      document: documentPath(entry),
       excerpt: field(entry, "excerpt"),
       truncated: entry.getAttribute("data-truncated") === "true",
     };
+  }
+
+  // The excerpt sentences closest to the citation's claim, from its data-passage.
+  function passageOf(citation) {
+    var raw = (citation && citation.getAttribute("data-passage")) || "";
+    var found = {};
+    raw.split(" ").forEach(function (part) {
+      if (/^\d{1,6}$/.test(part)) found[part] = true;
+    });
+    return found;
+  }
+
+  function hasAny(set) {
+    return Object.keys(set).length > 0;
   }
 
   function setText(root, attribute, name, text) {
     var el = root.querySelector("[" + attribute + '="' + name + '"]');
     if (el) el.textContent = text;
     return el;
+  }
+
+  // Copies the entry's excerpt into ``target`` node by node (text only), marking the passage.
+  function fillExcerpt(target, entry, passage) {
+    while (target.firstChild) target.removeChild(target.firstChild);
+    var excerpt = entry.querySelector('[data-field="excerpt"]');
+    if (!excerpt) return null;
+    var first = null;
+    excerpt.childNodes.forEach(function (node) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        target.appendChild(document.createTextNode(node.data));
+        return;
+      }
+      if (!(node instanceof Element)) return;
+      var index = node.getAttribute("data-sentence");
+      var marked = index !== null && passage[index];
+      var copy = document.createElement(marked ? "mark" : "span");
+      if (node.classList.contains("excerpt-break")) copy.className = "excerpt-break";
+      copy.textContent = node.textContent;
+      target.appendChild(copy);
+      if (marked && !first) first = copy;
+    });
+    return first;
+  }
+
+  // The preview shows the closest passage when there is one, else the excerpt's opening.
+  function fillPreviewExcerpt(target, entry, passage, source) {
+    while (target.firstChild) target.removeChild(target.firstChild);
+    var excerpt = entry.querySelector('[data-field="excerpt"]');
+    var sentences = excerpt ? excerpt.querySelectorAll("[data-sentence]") : [];
+    var shown = 0;
+    sentences.forEach(function (node) {
+      if (!passage[node.getAttribute("data-sentence")]) return;
+      if (shown) target.appendChild(document.createTextNode(" … "));
+      var mark = document.createElement("mark");
+      mark.textContent = node.textContent.length > 400 ? node.textContent.slice(0, 400) + "…" : node.textContent;
+      target.appendChild(mark);
+      shown += 1;
+    });
+    if (!shown) {
+      var text = source.excerpt.length > 280 ? source.excerpt.slice(0, 280) + "…" : source.excerpt;
+      target.appendChild(document.createTextNode(text));
+    }
+  }
+
+  // ---- claims --------------------------------------------------------------
+
+  // The sentence of the answer that holds ``citation``: {range, text}, or null.
+  function claimOf(citation) {
+    if (!messages || !citation || !messages.contains(citation)) return null;
+    var block = citation.closest(BLOCKS);
+    if (!block) return null;
+    var walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        var parent = node.parentElement;
+        if (!parent || parent.closest(".citation, .citation-reason")) return NodeFilter.FILTER_REJECT;
+        return parent.closest(BLOCKS) === block ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+      },
+    });
+    var nodes = [];
+    var text = "";
+    var position = 0;
+    for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (citation.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_PRECEDING) {
+        position = text.length + node.data.length;
+      }
+      nodes.push({ node: node, start: text.length });
+      text += node.data;
+    }
+    if (!nodes.length) return null;
+    var ends = [];
+    SENTENCE_END.lastIndex = 0;
+    for (var match = SENTENCE_END.exec(text); match; match = SENTENCE_END.exec(text)) {
+      ends.push(match.index + match[0].length);
+    }
+    var start = 0;
+    var end = text.length;
+    for (var i = 0; i < ends.length; i += 1) {
+      if (ends[i] <= position) start = ends[i];
+      else {
+        end = ends[i];
+        break;
+      }
+    }
+    // A marker right after a sentence's end belongs to the sentence before it.
+    if (start > 0 && text.slice(start, position).trim() === "") {
+      end = start;
+      start = 0;
+      for (var j = 0; j < ends.length && ends[j] < end; j += 1) start = ends[j];
+    }
+    while (start < end && /\s/.test(text.charAt(start))) start += 1;
+    while (end > start && /\s/.test(text.charAt(end - 1))) end -= 1;
+    if (start >= end) return null;
+    var range = document.createRange();
+    var placed = 0;
+    nodes.forEach(function (item) {
+      var length = item.node.data.length;
+      if (!(placed & 1) && start >= item.start && start <= item.start + length) {
+        range.setStart(item.node, start - item.start);
+        placed |= 1;
+      }
+      if (!(placed & 2) && end >= item.start && end <= item.start + length) {
+        range.setEnd(item.node, end - item.start);
+        placed |= 2;
+      }
+    });
+    return placed === 3 ? { range: range, text: text.slice(start, end) } : null;
+  }
+
+  function highlightClaim(citation) {
+    if (typeof Highlight === "undefined" || !window.CSS || !CSS.highlights) return;
+    var claim = claimOf(citation);
+    if (claim) CSS.highlights.set(CLAIM, new Highlight(claim.range));
+    else CSS.highlights.delete(CLAIM);
+  }
+
+  function clearClaim(citation) {
+    if (typeof Highlight === "undefined" || !window.CSS || !CSS.highlights) return;
+    if (pinned && pinned !== citation && document.contains(pinned)) highlightClaim(pinned);
+    else CSS.highlights.delete(CLAIM);
   }
 
   // ---- preview -----------------------------------------------------------
@@ -79,25 +234,27 @@
     if (!entry) return;
     var source = sourceOf(entry);
     var meta = [source.provider, source.dataset, source.page ? "page " + source.page : ""];
+    setText(preview, "data-preview-field", "number", source.number);
     setText(preview, "data-preview-field", "title", source.title);
     setText(preview, "data-preview-field", "meta", meta.filter(Boolean).join(" · "));
-    var excerpt = source.excerpt.length > 280 ? source.excerpt.slice(0, 280) + "…" : source.excerpt;
-    setText(preview, "data-preview-field", "excerpt", excerpt);
+    var excerpt = preview.querySelector('[data-preview-field="excerpt"]');
+    if (excerpt) fillPreviewExcerpt(excerpt, entry, passageOf(citation), source);
     preview.hidden = false;
     previewing = citation;
     citation.setAttribute("aria-describedby", preview.id);
-    place(citation);
+    place(preview, citation);
   }
 
-  function place(citation) {
-    var box = citation.getBoundingClientRect();
-    var width = preview.offsetWidth;
+  function place(card, anchor) {
+    var box = anchor.getBoundingClientRect();
+    var width = card.offsetWidth;
     var left = Math.max(8, Math.min(box.left, document.documentElement.clientWidth - width - 8));
     var below = box.bottom + 6;
-    var top = below + preview.offsetHeight > window.innerHeight ? box.top - preview.offsetHeight - 6 : below;
+    var top = below + card.offsetHeight > window.innerHeight ? box.top - card.offsetHeight - 6 : below;
     // CSSOM writes are allowed under style-src 'self'; style attributes in markup are not.
-    preview.style.left = left + window.scrollX + "px";
-    preview.style.top = Math.max(8, top) + window.scrollY + "px";
+    var fixed = getComputedStyle(card).position === "fixed";
+    card.style.left = left + (fixed ? 0 : window.scrollX) + "px";
+    card.style.top = Math.max(8, top) + (fixed ? 0 : window.scrollY) + "px";
   }
 
   function hidePreview(citation) {
@@ -115,24 +272,46 @@
     if (row) row.hidden = !visible;
   }
 
+  function setLink(name, href) {
+    var link = dialog.querySelector('[data-dialog-field="' + name + '"]');
+    if (!link) return;
+    link.setAttribute("href", href || "#");
+    link.hidden = !href;
+  }
+
   function openDialog(citation) {
     if (!dialog || typeof dialog.showModal !== "function") return false;
     var entry = entryFor(citation);
     if (!entry) return false;
     var source = sourceOf(entry);
+    var passage = passageOf(citation);
+    setText(dialog, "data-dialog-field", "number", source.number);
     setText(dialog, "data-dialog-field", "title", source.title);
     setText(dialog, "data-dialog-field", "provider", source.provider);
     setText(dialog, "data-dialog-field", "dataset", source.dataset);
     setText(dialog, "data-dialog-field", "page", source.page);
-    setText(dialog, "data-dialog-field", "excerpt", source.excerpt);
+    var excerpt = dialog.querySelector('[data-dialog-field="excerpt"]');
+    var mark = excerpt ? fillExcerpt(excerpt, entry, passage) : null;
     showRow("dataset", Boolean(source.dataset));
     showRow("page", Boolean(source.page));
     showRow("url", Boolean(source.url));
+    showRow("passage", Boolean(mark));
     var url = dialog.querySelector('[data-dialog-field="url"]');
     if (url) {
       url.textContent = source.url;
       url.setAttribute("href", source.url || "#");
     }
+    setLink("url-passage", source.urlPassage);
+    setLink("document", source.document);
+    var label = citation.getAttribute("data-label");
+    var mismatch = dialog.querySelector('[data-dialog-field="label-mismatch"]');
+    if (mismatch) {
+      mismatch.textContent = label ? "The answer labelled this citation \u201c" + label + "\u201d." : "";
+      mismatch.hidden = !label;
+    }
+    var claim = claimOf(citation);
+    setText(dialog, "data-dialog-field", "claim", claim ? claim.text : "");
+    showRow("claim", Boolean(claim));
     var note = dialog.querySelector('[data-dialog-field="truncated"]');
     if (note) note.hidden = !source.truncated;
     var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
@@ -141,6 +320,7 @@
     opener = citation;
     restoreFocus = true;
     dialog.showModal();
+    if (mark && excerpt) excerpt.scrollTop = Math.max(0, mark.offsetTop - excerpt.offsetTop - 24);
     return true;
   }
 
@@ -149,6 +329,55 @@
       if (node.tagName === "DETAILS") node.open = true;
     }
   }
+
+  // ---- jumps: backlinks and "next unverified" ------------------------------
+
+  function citationById(id) {
+    var el = id ? document.getElementById(id) : null;
+    if (!el || !messages || !messages.contains(el) || !el.matches(RESOLVED + ", " + UNVERIFIED)) return null;
+    return el;
+  }
+
+  function jumpTo(citation) {
+    openDetailsAround(citation);
+    pinned = citation.matches(RESOLVED) ? citation : null;
+    suppressed = citation; // a jump is not a request for the preview
+    citation.focus({ preventScroll: true });
+    citation.scrollIntoView({ block: "center" });
+    if (pinned) highlightClaim(pinned);
+  }
+
+  function nextUnverified() {
+    var all = messages ? Array.prototype.slice.call(messages.querySelectorAll(UNVERIFIED)) : [];
+    if (!all.length) return null;
+    var current = all.indexOf(document.activeElement);
+    if (current < 0 && nextUnverified.last) current = all.indexOf(nextUnverified.last);
+    var next = all[(current + 1) % all.length];
+    nextUnverified.last = next;
+    return next;
+  }
+  nextUnverified.last = null;
+
+  // ---- reasons -----------------------------------------------------------
+
+  function placeReason(reason) {
+    var invoker = messages ? messages.querySelector('[popovertarget="' + CSS.escape(reason.id) + '"]') : null;
+    if (invoker) place(reason, invoker);
+  }
+
+  // ---- copying an excerpt gives its exact text ---------------------------
+
+  document.addEventListener("copy", function (event) {
+    var selection = window.getSelection();
+    if (!selection || selection.rangeCount !== 1 || !event.clipboardData) return;
+    var range = selection.getRangeAt(0);
+    var node = range.commonAncestorContainer;
+    var element = node instanceof Element ? node : node.parentElement;
+    if (!element || !element.closest(".source-excerpt")) return;
+    // On screen a single line break inside a paragraph wraps softly; the copy keeps it.
+    event.clipboardData.setData("text/plain", range.cloneContents().textContent);
+    event.preventDefault();
+  });
 
   // ---- wiring ------------------------------------------------------------
 
@@ -186,6 +415,25 @@
       if (previewing) openDialog(previewing);
       return;
     }
+    var backlink = target.closest("a[data-backlink]");
+    if (backlink && panel && panel.contains(backlink)) {
+      var cited = citationById(backlink.getAttribute("data-backlink"));
+      if (cited) {
+        event.preventDefault();
+        history.pushState(null, "", "#" + cited.id);
+        jumpTo(cited);
+      }
+      return;
+    }
+    var next = target.closest("a[data-next-unverified]");
+    if (next) {
+      var unverified = nextUnverified();
+      if (unverified) {
+        event.preventDefault();
+        jumpTo(unverified);
+      }
+      return;
+    }
     var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE);
     if (citation && openDialog(citation)) event.preventDefault();
   });
@@ -194,7 +442,10 @@
     if (lastPointer === "touch" || lastPointer === "pen") return;
     var target = event.target instanceof Element ? event.target : null;
     var citation = target ? target.closest(RESOLVED) : null;
-    if (citation) showPreview(citation);
+    if (citation) {
+      showPreview(citation);
+      highlightClaim(citation);
+    }
   });
 
   document.addEventListener("mouseout", function (event) {
@@ -205,12 +456,18 @@
     // Leaving the citation (or the card) for anything but the other keeps nothing open.
     var from = citation || (target && within(target, preview) ? previewing : null);
     if (!from || within(to, from) || within(to, preview)) return;
-    if (document.activeElement !== from) hidePreview(from);
+    if (document.activeElement !== from) {
+      hidePreview(from);
+      clearClaim(from);
+    }
   });
 
   document.addEventListener("focusin", function (event) {
     var target = event.target instanceof Element ? event.target : null;
-    if (target && target.matches(RESOLVED)) showPreview(target);
+    if (target && target.matches(RESOLVED)) {
+      showPreview(target);
+      highlightClaim(target);
+    }
   });
 
   document.addEventListener("focusout", function (event) {
@@ -218,12 +475,24 @@
     if (target && target.matches(RESOLVED)) {
       if (target === suppressed) suppressed = null;
       hidePreview(target);
+      if (!dialog || !dialog.open) clearClaim(target);
     }
   });
 
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape" && preview && !preview.hidden) hidePreview(document.activeElement);
   });
+
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      var reason = event.target;
+      if (reason instanceof Element && reason.matches(".citation-reason") && event.newState === "open") {
+        placeReason(reason);
+      }
+    },
+    true
+  );
 
   if (dialog) {
     var close = dialog.querySelector("[data-dialog-close]");
@@ -250,22 +519,30 @@
         // moves to another citation, or away and back.
         suppressed = opener;
         opener.focus();
+      } else {
+        clearClaim(null);
       }
       opener = null;
     });
   }
 
-  // A jump to a source hidden in the collapsed "every retrieved source" list opens it.
+  // A jump to a source hidden in the collapsed "every retrieved source" list opens it; a
+  // jump to a citation (a backlink followed before this script ran) highlights its claim.
   function revealHash() {
-    if (!panel || location.hash.length < 2) return;
+    if (location.hash.length < 2) return;
     var id;
     try {
       id = decodeURIComponent(location.hash.slice(1));
     } catch (error) {
       return;
     }
+    var cited = citationById(id);
+    if (cited) {
+      jumpTo(cited);
+      return;
+    }
     var el = document.getElementById(id);
-    if (el && el.hasAttribute("data-source-entry") && panel.contains(el)) {
+    if (panel && el && el.hasAttribute("data-source-entry") && panel.contains(el)) {
       openDetailsAround(el);
       el.focus({ preventScroll: false });
     }

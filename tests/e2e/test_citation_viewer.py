@@ -53,13 +53,17 @@ def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
     citations = page.locator(RESOLVED)
     expect(citations).to_have_count(4)
 
+    # In the answer's order: "guide", "same guide", "1", "notes"; none shows its label, each
+    # its source's number in the thread.
     cases = [
-        ("guide", verified.shared),  # #knowledge-source-ID
-        ("same guide", verified.shared),  # #user-content-knowledge-source-ID
-        ("1", verified.native),  # #knowledge-<id>-N
+        (0, "[1]", verified.shared),  # #knowledge-source-ID
+        (1, "[1]", verified.shared),  # #user-content-knowledge-source-ID
+        (2, "[2]", verified.native),  # #knowledge-<id>-N
     ]
-    for label, source in cases:
-        citation = citations.filter(has_text=re.compile(f"^{re.escape(label)}$"))
+    for position, number, source in cases:
+        citation = citations.nth(position)
+        expect(citation.locator(".citation-number")).to_have_text(number)
+        expect(citation).not_to_contain_text("guide")
         expect(citation).to_have_attribute("href", f"#{source.handle}")
         expect(citation).to_have_attribute("data-source-id", source.id)
         citation.click()
@@ -68,7 +72,7 @@ def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
         expect(_dialog(page)).to_be_hidden()
         expect(citation).to_be_focused()
 
-    citations.filter(has_text=re.compile("^guide$")).click()
+    citations.nth(0).click()
     expect(_field(page, "provider")).to_have_text("local")
     expect(_field(page, "dataset")).to_have_text("Pets")
     expect(_field(page, "page")).to_have_text("3")
@@ -77,14 +81,15 @@ def test_each_accepted_form_opens_the_dialog_with_the_exact_excerpt(
     expect(_field(page, "truncated")).to_be_hidden()
     _dialog(page).locator("[data-dialog-close]").click()
 
-    citations.filter(has_text=re.compile("^1$")).click()
+    citations.nth(2).click()
     expect(_field(page, "provider")).to_have_text("ragflow")
     expect(_field(page, "dataset")).to_have_text("Reports")
     expect(_field(page, "page")).to_have_text("7")
     expect(_dialog(page).locator('[data-dialog-row="url"]')).to_be_hidden()
     page.keyboard.press("Escape")
 
-    citations.filter(has_text="notes").click()
+    citations.nth(3).click()
+    expect(citations.nth(3).locator(".citation-number")).to_have_text("[3]")
     _expect_dialog_shows(page, verified.truncated)
     assert watched.errors == []
     assert watched.dialogs == []
@@ -112,21 +117,28 @@ def test_hovering_previews_and_the_panel_counts_and_toggles_sources(
     expect(uncited).to_be_visible()
 
 
-def test_forged_citations_render_as_inert_unresolved_spans(
+def test_forged_citations_render_as_inert_unresolved_buttons_with_their_reason(
     reader: tuple[User, Any], open_page: OpenPage
 ) -> None:
     forged = forged_thread(reader[0])
     page, watched = open_page(f"/threads/{forged.thread.id}/")
 
     for label in forged.labels:
-        span = page.locator('span.citation[data-citation="unresolved"]', has_text=label)
-        expect(span).to_have_count(1)
-        expect(span).to_have_attribute("title", re.compile(r"\w+"))
+        button = page.locator('button.citation[data-citation="unresolved"]', has_text=label)
+        expect(button).to_have_count(1)
+        expect(button).not_to_have_attribute("href", re.compile(".*"))
+        expect(button).to_have_accessible_description(re.compile(r"\w+"))
         expect(page.locator("a.citation", has_text=label)).to_have_count(0)
-        span.click()
+        button.click()
         expect(_dialog(page)).to_be_hidden()
+        reason = page.locator(f'[id="{button.get_attribute("id")}-reason"]')
+        expect(reason).to_be_visible()
+        expect(reason.locator("a")).to_have_count(0)
+        page.keyboard.press("Escape")
+        expect(reason).to_be_hidden()
 
-    later = page.locator(RESOLVED, has_text="later now")
+    later = page.locator(RESOLVED)
+    expect(later).to_have_count(1)
     expect(later).to_have_attribute("href", f"#{forged.later.handle}")
     assert watched.errors == []
     expect(page.locator("[data-citation]")).to_have_count(5)
@@ -215,7 +227,7 @@ def test_without_javascript_a_citation_jumps_to_its_panel_entry(
     verified = verified_thread(reader[0])
     page, watched = open_page(f"/threads/{verified.thread.id}/", javascript=False)
 
-    page.locator(RESOLVED, has_text="same guide").click()
+    page.locator(RESOLVED).nth(1).click()  # "same guide", the #user-content- form
 
     expect(page).to_have_url(re.compile(f"#{verified.shared.handle}$"))
     entry = page.locator(f'[id="{verified.shared.handle}"]')

@@ -68,15 +68,31 @@ def test_a_hostile_genuine_source_is_shown_as_text_and_lookalike_links_open_noth
     assert dialog.locator('[data-dialog-field="title"]').text_content() == TITLE
     assert dialog.locator('[data-dialog-field="excerpt"]').text_content() == EXCERPT
     assert dialog.locator('[data-dialog-field="dataset"]').text_content() == DATASET
+    # The answer's hostile label is named as text where it misleads, and is never the link's text.
+    assert dialog.locator('[data-dialog-field="label-mismatch"]').text_content() == (
+        "The answer labelled this citation “<img src=x onerror=alert(5)>”."
+    )
     assert dialog.locator("img, svg, script, b").count() == 0
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+    expect(citation).to_have_accessible_name(f"[1] {TITLE}")
+
+    # The answer's references and the panel's backlinks show the title as text.
+    reference = page.locator("[data-answer-sources] a[data-answer-source]")
+    assert reference.text_content() == f"[1] {TITLE}"
+    backlink = page.locator("[data-sources-panel] a[data-backlink]")
+    expect(backlink).to_have_text("answer 1")
+    assert backlink.get_attribute("href") == f"#{citation.get_attribute('id')}"
 
     for label in ("upper", "absolute", "doubled"):
-        span = page.locator('span.citation[data-citation="malformed"]', has_text=label)
-        expect(span).to_have_count(1)
-        span.click()
+        button = page.locator('button.citation[data-citation="malformed"]', has_text=label)
+        expect(button).to_have_count(1)
+        button.click()
         expect(dialog).to_be_hidden()
+        reason = page.locator(f'[id="{button.get_attribute("id")}-reason"]')
+        expect(reason).to_be_visible()
+        expect(reason.locator("a, img, svg")).to_have_count(0)
+        page.keyboard.press("Escape")
 
     live = page.evaluate(
         """() => ({

@@ -303,7 +303,7 @@ MALFORMED_HREFS = [
 
 
 @pytest.mark.parametrize("template", MALFORMED_HREFS)
-def test_lookalike_hrefs_are_malformed_and_render_as_inert_spans(
+def test_lookalike_hrefs_are_malformed_and_render_as_inert_buttons(
     api_client: Client, user: User, thread: Thread, template: str
 ) -> None:
     content, artifact, record_id, _ = genuine()
@@ -314,7 +314,7 @@ def test_lookalike_hrefs_are_malformed_and_render_as_inert_spans(
     assert states(api_client, thread) == ["malformed"]
     html = page(user, thread)
     assert resolved_ids(html) == []
-    assert '<span class="citation" data-citation="malformed"' in html
+    assert re.search(r'<button type="button" class="citation" data-citation="malformed" [^>]*>forged</button>', html)
     # The label is shown as text; the lookalike href is nowhere on the page as a link.
     assert not re.search(r'<a [^>]*href="[^"]*knowledge-source-' + record_id + r'[^"]', html)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import escape
 
 import pytest
 
@@ -47,10 +48,22 @@ def _only(evidence: dict[str, Evidence]) -> Evidence:
     return source
 
 
-def _resolved_hook(source: Evidence, label: str) -> str:
+def _resolved_hook(source: Evidence, anchor: str = "cite-1", extra: str = "") -> str:
+    """The resolved hook: the number slot the page fills and the source's own title."""
     return (
         f'<a class="citation" data-citation="resolved" data-source-id="{source.id}" '
-        f'href="#{source.handle}">{label}</a>'
+        f'href="#{source.handle}" id="{anchor}"{extra}><span class="citation-number"></span>'
+        f'<span class="visually-hidden"> {escape(source.title)}</span></a>'
+    )
+
+
+def _inert_hook(state: str, label: str, reason: str, anchor: str = "cite-1") -> str:
+    name = "Unverified citation" if state == "unresolved" else "Malformed citation"
+    return (
+        f'<button type="button" class="citation" data-citation="{state}" id="{anchor}" '
+        f'popovertarget="{anchor}-reason" aria-describedby="{anchor}-reason">{label}</button>'
+        f'<span class="citation-reason" id="{anchor}-reason" popover="auto" data-citation-reason="{state}">'
+        f"<strong>{name}: </strong>{reason}</span>"
     )
 
 
@@ -71,7 +84,7 @@ def test_it_resolves_both_shared_forms_to_the_same_hook(prefix: str) -> None:
     evidence = _shared()
     source = _only(evidence)
     rendered = render_assistant_content(f"Purring [cats](#{prefix}{source.handle}).", evidence)
-    assert rendered.html.strip() == f"<p>Purring {_resolved_hook(source, 'cats')}.</p>"
+    assert rendered.html.strip() == f"<p>Purring {_resolved_hook(source)}.</p>"
     assert [v.state for v in rendered.verdicts] == ["resolved"]
 
 
@@ -81,22 +94,35 @@ def test_it_resolves_the_native_form_to_its_own_handle(prefix: str) -> None:
     source = _only(evidence)
     assert source.handle == f"knowledge-{source.id}"
     rendered = render_assistant_content(f"See [1](#{prefix}{source.handle}).", evidence)
-    assert rendered.html.strip() == f"<p>See {_resolved_hook(source, '1')}.</p>"
+    assert rendered.html.strip() == f"<p>See {_resolved_hook(source)}.</p>"
 
 
-def test_it_keeps_the_answers_formatting_inside_the_label() -> None:
+def test_a_resolved_citation_never_shows_the_answers_label_which_the_dialog_keeps_when_it_misleads() -> None:
     evidence = _shared()
     source = _only(evidence)
-    rendered = render_assistant_content(f"[*purr* `x`](#{source.handle})", evidence)
-    assert _resolved_hook(source, "<em>purr</em> <code>x</code>") in rendered.html
-    assert rendered.verdicts[0].label == "purr x"
-
-
-def test_it_renders_a_citation_without_evidence_as_an_inert_unresolved_span() -> None:
-    rendered = render_assistant_content(f"[forged](#knowledge-source-{'0' * 32})", _shared())
-    assert rendered.html.strip() == (
-        f'<p><span class="citation" data-citation="unresolved" title="{REASON_UNRESOLVED}">forged</span></p>'
+    rendered = render_assistant_content(
+        f"[*NASA* `Earth Fact Sheet`](#{source.handle}) and [citation:cats](#{source.handle})", evidence
     )
+    mismatch = ' data-label="NASA Earth Fact Sheet"'
+    assert rendered.html.strip() == (
+        f"<p>{_resolved_hook(source, extra=mismatch)} and {_resolved_hook(source, 'cite-2')}</p>"
+    )
+    assert [v.label for v in rendered.verdicts] == ["NASA Earth Fact Sheet", "citation:cats"]
+    assert [h.label_mismatch for h in rendered.hooks] == [True, False]
+
+
+def test_the_anchor_prefix_names_each_hook_in_order() -> None:
+    evidence = _shared()
+    source = _only(evidence)
+    text = f"[a](#{source.handle}) [b](#knowledge-source-{'0' * 32}) [c](#knowledge-source-bad)"
+    rendered = render_assistant_content(text, evidence, anchor_prefix="cite-m")
+    assert re.findall(r' id="(cite-m-\d)"', rendered.html) == ["cite-m-1", "cite-m-2", "cite-m-3"]
+    assert [h.anchor for h in rendered.hooks] == ["cite-m-1", "cite-m-2", "cite-m-3"]
+
+
+def test_it_renders_a_citation_without_evidence_as_a_button_with_its_reason() -> None:
+    rendered = render_assistant_content(f"[citation:forged](#knowledge-source-{'0' * 32})", _shared())
+    assert rendered.html.strip() == f"<p>{_inert_hook('unresolved', 'forged', REASON_UNRESOLVED)}</p>"
     assert "href" not in rendered.html
 
 
@@ -116,9 +142,7 @@ def test_it_renders_a_citation_without_evidence_as_an_inert_unresolved_span() ->
 )
 def test_it_renders_malformed_citation_hrefs_as_malformed_spans(href: str) -> None:
     rendered = render_assistant_content(f"[bad]({href})", _shared())
-    assert rendered.html.strip() == (
-        f'<p><span class="citation" data-citation="malformed" title="{REASON_MALFORMED}">bad</span></p>'
-    )
+    assert rendered.html.strip() == f"<p>{_inert_hook('malformed', 'bad', REASON_MALFORMED)}</p>"
 
 
 def test_it_never_turns_citations_in_code_into_hooks() -> None:

@@ -15,10 +15,10 @@ from django.utils.html import format_html
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import parse_markdown
-from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.exports import ExportPart, message_export_parts
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
+from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts
 from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
 
@@ -37,14 +37,24 @@ class MessageRendering:
         return sum(1 for citation in self.citations if citation["state"] == state)
 
 
-def citation_json(verdict: ResolvedCitation) -> dict[str, Any]:
+def citation_json(hook: CitationHook) -> dict[str, Any]:
+    """A citation as stored with its message's render (``MessageRender.citations``)."""
+    verdict = hook.verdict
     return {
         "label": verdict.label,
         "href": verdict.href,
         "state": verdict.state,
         "reason": verdict.reason,
         "handle": verdict.source.handle if verdict.source is not None else None,
+        "anchor": hook.anchor,
+        "passage": list(hook.passage),
+        "label_mismatch": hook.label_mismatch,
     }
+
+
+def citation_anchor_prefix(message: Message) -> str:
+    """The prefix of a message's citation ids: unique in the thread, known before its seq is."""
+    return f"cite-{message.id.hex}"
 
 
 def render_message(
@@ -52,10 +62,12 @@ def render_message(
 ) -> MessageRendering:
     """Render ``message``; ``available`` is the evidence before it, ``own`` its validated sources."""
     if message.type == MessageType.AI:
-        rendered = render_assistant_content(message.content, available)
+        rendered = render_assistant_content(
+            message.content, available, anchor_prefix=citation_anchor_prefix(message)
+        )
         return MessageRendering(
             html=rendered.html,
-            citations=[citation_json(v) for v in rendered.verdicts],
+            citations=[citation_json(hook) for hook in rendered.hooks],
             export=message_export_parts(rendered.parsed, rendered.verdicts),
         )
     if message.type == MessageType.TOOL:

@@ -1,15 +1,21 @@
-"""Citation resolution, the last stage of the render pipeline (docs/contract.md#reading-evidence, §8).
+"""Citation resolution, the last stage of the render pipeline (docs/contract.md#reading-evidence).
 
 Runs over the sanitized token stream. Which ``<a>`` is a citation, and its
 verdict, come from the link grammar's parse of the same message: the ``<a>``
 elements markdown-it emitted are, in order, the grammar's links, and each
-citation among them is replaced by exactly one of the stable hooks:
+citation among them is replaced by exactly one of the stable hooks
+(docs/architecture.md#pages-and-dom-hooks):
 
 - resolved: ``<a class="citation" data-citation="resolved" data-source-id="ID"
-  href="#knowledge-source-ID">label</a>`` (native: ``href="#knowledge-<id>"``),
-  the same markup whichever accepted form the answer wrote;
-- unresolved / malformed: ``<span class="citation" data-citation="..."
-  title="why">label</span>``, nothing to click.
+  href="#knowledge-source-ID" id="cite-…">`` holding the source's number (filled
+  in when the page is assembled: numbers are the thread's) and, for screen
+  readers, the source's own title. The answer's label is never its text: a
+  label that names another source is kept only as ``data-label`` for the dialog
+  ("The answer labelled this citation …").
+- unresolved / malformed: a ``<button type="button" class="citation">`` with
+  the label (its ``citation:`` prefix removed) that toggles a native popover
+  holding the reason, which is also its accessible description. Nothing to
+  follow.
 
 The verdict itself comes from ``knowledgeweb.threads.evidence.resolve_citation``,
 the one validator; this module only decides markup.
@@ -18,14 +24,33 @@ the one validator; this module only decides markup.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from knowledgeweb.knowledge.linkgrammar import Link
+from knowledgeweb.knowledge.passages import display_label
 from knowledgeweb.threads.evidence import ResolvedCitation
-from knowledgeweb.threads.rendering.sanitizer import FilterBase, href_target
+from knowledgeweb.threads.rendering.sanitizer import OWN_ID_MARK, FilterBase, href_target
 
 Token = dict[str, Any]
 Attrs = dict[tuple[str | None, str], str]
+
+#: The empty element the page fills with a resolved citation's number (``web.rendering.thread``).
+#: Only the hooks write tags with a class, so text written in a message can never pose as one.
+NUMBER_SLOT = '<span class="citation-number"></span>'
+
+STATE_NAMES = {"unresolved": "Unverified citation", "malformed": "Malformed citation"}
+
+
+@dataclass(frozen=True, slots=True)
+class CitationHook:
+    """A citation's verdict and what its hook shows: its anchor, the closest passage of
+    its source (sentence numbers of the excerpt) and whether its label names another source."""
+
+    verdict: ResolvedCitation
+    anchor: str
+    passage: tuple[int, ...] = ()
+    label_mismatch: bool = False
 
 
 def _start(name: str, attrs: Attrs) -> Token:
@@ -36,8 +61,13 @@ def _end(name: str) -> Token:
     return {"type": "EndTag", "name": name, "namespace": None}
 
 
-def citation_tokens(verdict: ResolvedCitation, inner: list[Token]) -> list[Token]:
-    """The hook for one verdict, wrapped around the link's own (sanitized) label tokens."""
+def _text(text: str) -> Token:
+    return {"type": "Characters", "data": text}
+
+
+def citation_tokens(hook: CitationHook) -> list[Token]:
+    """The tokens of one citation's hook."""
+    verdict = hook.verdict
     if verdict.state == "resolved" and verdict.source is not None:
         source = verdict.source
         attrs: Attrs = {
@@ -45,14 +75,50 @@ def citation_tokens(verdict: ResolvedCitation, inner: list[Token]) -> list[Token
             (None, "data-citation"): "resolved",
             (None, "data-source-id"): source.id,
             (None, "href"): "#" + source.handle,
+            (None, "id"): hook.anchor,
+            OWN_ID_MARK: "",
         }
-        return [_start("a", attrs), *inner, _end("a")]
-    attrs = {
+        if hook.passage:
+            attrs[(None, "data-passage")] = " ".join(str(i) for i in hook.passage)
+        if hook.label_mismatch:
+            attrs[(None, "data-label")] = display_label(verdict.label)
+        return [
+            _start("a", attrs),
+            _start("span", {(None, "class"): "citation-number"}),
+            _end("span"),
+            _start("span", {(None, "class"): "visually-hidden"}),
+            _text(f" {source.title}"),
+            _end("span"),
+            _end("a"),
+        ]
+    reason_id = f"{hook.anchor}-reason"
+    button: Attrs = {
+        (None, "type"): "button",
         (None, "class"): "citation",
         (None, "data-citation"): verdict.state,
-        (None, "title"): verdict.reason,
+        (None, "id"): hook.anchor,
+        (None, "popovertarget"): reason_id,
+        (None, "aria-describedby"): reason_id,
+        OWN_ID_MARK: "",
     }
-    return [_start("span", attrs), *inner, _end("span")]
+    reason: Attrs = {
+        (None, "class"): "citation-reason",
+        (None, "id"): reason_id,
+        (None, "popover"): "auto",
+        (None, "data-citation-reason"): verdict.state,
+        OWN_ID_MARK: "",
+    }
+    return [
+        _start("button", button),
+        _text(display_label(verdict.label)),
+        _end("button"),
+        _start("span", reason),
+        _start("strong", {}),
+        _text(STATE_NAMES.get(verdict.state, "Citation") + ": "),
+        _end("strong"),
+        _text(verdict.reason),
+        _end("span"),
+    ]
 
 
 class GrammarMismatchError(Exception):
@@ -63,27 +129,26 @@ class CitationFilter(FilterBase):
     """Wrap the ``<a>`` of each citation link in its hook, in document order.
 
     ``links`` are every link of the message as the grammar found them and
-    ``verdicts`` the verdicts of the citations among them, in order. HTML never
+    ``hooks`` the hooks (verdicts) of the citations among them, in order. HTML never
     nests ``<a>``, so a link ends at the next ``</a>``. Any disagreement between
     the HTML and the grammar raises ``GrammarMismatchError`` rather than guessing.
     """
 
-    def __init__(self, source: Any, *, links: Sequence[Link], verdicts: Sequence[ResolvedCitation]) -> None:
+    def __init__(self, source: Any, *, links: Sequence[Link], hooks: Sequence[CitationHook]) -> None:
         super().__init__(source)
         self.links = links
-        self.verdicts = verdicts
+        self.hooks = hooks
 
     def __iter__(self) -> Iterator[Token]:
         links = iter(self.links)
-        verdicts = iter(self.verdicts)
-        hook: tuple[ResolvedCitation, list[Token]] | None = None
+        hooks = iter(self.hooks)
+        hook: CitationHook | None = None
         for token in super().__iter__():
             if hook is not None:
+                # The link's own label is dropped: a hook shows what its verdict allows.
                 if token["type"] == "EndTag" and token["name"] == "a":
-                    yield from citation_tokens(*hook)
+                    yield from citation_tokens(hook)
                     hook = None
-                else:
-                    hook[1].append(token)
                 continue
             if token["type"] == "StartTag" and token["name"] == "a":
                 link = next(links, None)
@@ -91,13 +156,12 @@ class CitationFilter(FilterBase):
                 if link is None or (href is not None and href_target(str(href)) != link.href.strip()):
                     raise GrammarMismatchError("the rendered links differ from the grammar's links")
                 if link.is_citation:
-                    verdict = next(verdicts, None)
-                    if verdict is None:
+                    hook = next(hooks, None)
+                    if hook is None:
                         raise GrammarMismatchError("a citation link has no verdict")
-                    hook = (verdict, [])
                     continue
             yield token
         if hook is not None:  # an unclosed link still gets its hook
-            yield from citation_tokens(*hook)
+            yield from citation_tokens(hook)
         if next(links, None) is not None:
             raise GrammarMismatchError("the grammar found links the HTML does not hold")

@@ -110,20 +110,35 @@ def link_kind(href: str) -> str | None:
     return None
 
 
+#: Marks an element the citation stage built (its ids are the page's own, not the message's).
+#: Bleach's allowlist removes every ``data-`` attribute a message could carry before the
+#: citation stage runs, so only that stage can set it; ``UserContentFilter`` removes it.
+OWN_ID_MARK = (None, "data-knowledgeweb-hook")
+
+
 class UserContentFilter(html5lib_shim.Filter):
-    """Prefix ``id``/``name``; drop unsafe hrefs; mark external links ``noopener noreferrer``."""
+    """Prefix ``id``/``name``; drop unsafe hrefs; mark external links ``noopener noreferrer``.
+
+    The citation hooks' own ids (``OWN_ID_MARK``) keep their names: the page links to them
+    (backlinks, popovers), and a message's ids, all prefixed, can never equal one.
+    """
 
     def __iter__(self) -> Iterator[Token]:
         for token in super().__iter__():
             if token["type"] in {"StartTag", "EmptyTag"} and token.get("data"):
-                token["data"] = self._attributes(token)
+                if OWN_ID_MARK in token["data"]:
+                    token["data"] = {k: v for k, v in token["data"].items() if k != OWN_ID_MARK}
+                    if token["name"] == "a":  # the resolved hook: its href still meets the link policy
+                        token["data"] = self._attributes(token, own_ids=True)
+                else:
+                    token["data"] = self._attributes(token)
             yield token
 
-    def _attributes(self, token: Token) -> dict[tuple[str | None, str], str]:
+    def _attributes(self, token: Token, *, own_ids: bool = False) -> dict[tuple[str | None, str], str]:
         attrs: dict[tuple[str | None, str], str] = {}
         for key, value in token["data"].items():
             _, name = key
-            if name in {"id", "name"}:
+            if name in {"id", "name"} and not own_ids:
                 attrs[key] = USER_CONTENT_PREFIX + value
             elif name == "href":
                 kind = link_kind(href_target(value))

@@ -2,18 +2,63 @@
 
 An entry's body depends only on its evidence, so it is rendered once, stored
 with the render of the tool message that carries it, and a page only wraps it
-with the entry's citation count.
+with what depends on the thread: the citation count, the places that cite it
+(backlinks) and the closest passages of their claims, marked.
+
+The excerpt is written as its sentences (``knowledge.passages``), each a
+``<span data-sentence="n">``, so that a page or a script can mark one without
+re-reading the text; the spans and the text between them are, joined, exactly
+the excerpt as retrieved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from html import escape
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
+from knowledgeweb.knowledge.fragments import text_fragment_url
+from knowledgeweb.knowledge.passages import excerpt_segments
+from knowledgeweb.library.passages import passage_path
+
+#: Only the local index can show a passage in its document (docs/decisions.md).
+LOCAL_PROVIDER = "local"
+_SENTENCE_OPEN = '<span class="excerpt-sentence" data-sentence="{}">'
+
+
+def excerpt_html(excerpt: str) -> str:
+    """The excerpt, escaped, as sentence spans, paragraph breaks and the spaces between them."""
+    parts: list[str] = []
+    for segment in excerpt_segments(excerpt):
+        text = escape(segment.text, quote=False)
+        if segment.kind == "sentence":
+            parts.append(_SENTENCE_OPEN.format(segment.index) + text + "</span>")
+        elif segment.kind == "break":
+            parts.append(f'<span class="excerpt-break">{text}</span>')
+        else:
+            parts.append(text)
+    return "".join(parts)
+
+
+def mark_sentences(html: str, sentences: Collection[int]) -> str:
+    """``html`` (from ``excerpt_html``) with the given sentences wrapped in ``<mark>``.
+
+    A sentence's text is escaped and holds no tag, so it ends at the next ``</span>``.
+    """
+    for index in sorted(sentences):
+        opening = _SENTENCE_OPEN.format(index)
+        start = html.find(opening)
+        if start < 0:
+            continue
+        inner = start + len(opening)
+        end = html.find("</span>", inner)
+        if end < 0:
+            continue
+        html = f"{html[:inner]}<mark>{html[inner:end]}</mark>{html[end:]}"
+    return html
 
 
 def source_entry_body(source: Evidence) -> str:
@@ -27,11 +72,19 @@ def source_entry_body(source: Evidence) -> str:
         pages = ", ".join(str(page) for page in source.pages)
         meta.append(format_html('<div><dt>Page</dt><dd data-field="page">{}</dd></div>', pages))
     if source.url:
+        at_passage = text_fragment_url(source.url, source.excerpt)
         meta.append(
             format_html(
-                '<div><dt>URL</dt><dd><a data-field="url" href="{}" rel="noopener noreferrer">{}</a></dd></div>',
+                '<div><dt>URL</dt><dd><a data-field="url" href="{}" rel="noopener noreferrer">{}</a>{}</dd></div>',
                 source.url,
                 source.url,
+                format_html(
+                    ' <a class="source-at-passage" data-field="url-passage" href="{}" '
+                    'rel="noopener noreferrer">Open at the passage</a>',
+                    at_passage,
+                )
+                if at_passage
+                else "",
             )
         )
     note = (
@@ -39,6 +92,14 @@ def source_entry_body(source: Evidence) -> str:
         if source.truncated
         else ""
     )
+    document = ""
+    if source.provider == LOCAL_PROVIDER and source.dataset_name and not source.truncated:
+        # The local index finds the chunk again by its collection and exact text; the page
+        # checks the reader's access to that collection.
+        document = format_html(
+            '<p class="source-open"><a data-field="document" href="{}">Open in document</a></p>',
+            passage_path(collection_name=source.dataset_name, excerpt=source.excerpt),
+        )
     return (
         format_html('<p class="source-title" data-field="title">{}</p>', source.title)
         + '<dl class="source-meta">'
@@ -46,12 +107,11 @@ def source_entry_body(source: Evidence) -> str:
         + "</dl>"
         # A scrolling box must take keyboard focus to be scrolled without a mouse (axe:
         # scrollable-region-focusable); the group's name says what the stop is.
-        + format_html(
-            '<div class="source-excerpt" data-field="excerpt" tabindex="0" role="group" '
-            'aria-label="Excerpt">{}</div>',
-            source.excerpt,
-        )
+        + '<div class="source-excerpt" data-field="excerpt" tabindex="0" role="group" aria-label="Excerpt">'
+        + excerpt_html(source.excerpt)
+        + "</div>"
         + note
+        + document
     )
 
 
@@ -68,10 +128,29 @@ def source_entry_parts(source: Evidence) -> list[str]:
     return [opening, source_entry_body(source)]
 
 
-def source_entry(parts: Sequence[str], citations: int) -> SafeString:
-    """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count."""
+def source_entry(
+    parts: Sequence[str],
+    citations: int,
+    *,
+    number: int | None = None,
+    marks: Collection[int] = (),
+    backlinks: Sequence[tuple[str, str]] = (),
+) -> SafeString:
+    """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count.
+
+    ``number`` is the source's number in the thread, ``marks`` the excerpt sentences closest
+    to the claims that cite it, and ``backlinks`` each citing place as (anchor, words).
+    """
     opening, body = parts
+    if marks:
+        body = mark_sentences(body, marks)
     count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
+    badge = f'<span class="source-number" data-source-number>[{number}]</span> ' if number else ""
+    places = ""
+    if backlinks:
+        # Anchors are the hooks' own ids and the words are ours: nothing here comes from a message.
+        links = ", ".join(f'<a href="#{escape(a)}" data-backlink="{escape(a)}">{escape(w)}</a>' for a, w in backlinks)
+        places = f'<p class="source-backlinks" data-backlinks>Cited in {links}</p>'
     return SafeString(  # both parts were escaped or built by source_entry_body at write
-        f'{opening} data-citations="{citations}">{body}<p class="source-count">{count}</p></li>'
+        f'{opening} data-citations="{citations}">{badge}{body}<p class="source-count">{count}</p>{places}</li>'
     )

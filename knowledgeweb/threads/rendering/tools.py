@@ -33,6 +33,7 @@ from knowledgeweb.knowledge.formatting import (
     TOOL_VIEW_VERSION,
     omitted_phrase,
     summary_phrase,
+    tool_label,
 )
 
 BlockKind = Literal["source", "unverified", "unattributed", "entity", "relation", "text"]
@@ -88,12 +89,22 @@ def build_tool_view(content: str, view: Any, sources: Mapping[str, Evidence]) ->
     if not _is_view(view):
         return generic_view(content)
     blocks = [_block(hit, sources) for hit in view["hits"] if isinstance(hit, dict)]
+    total = int(view["total"])
+    # What is shown is what the view still holds: the output budget may have cut hits after
+    # the search counted them (views stored before that was recorded say so here too).
+    shown = min(int(view["shown"]), len(blocks))
     notices = []
-    if view.get("omitted"):
-        notices.append(omitted_phrase(int(view["omitted"])))
+    if total > shown:
+        notices.append(omitted_phrase(total - shown).strip("[]"))
     if view.get("budget_truncated"):
-        notices.append(f"[{BUDGET_TRUNCATED}: some hits are not shown.]")
-    header = summary_phrase(str(view["tool"]), str(view["provider"]), int(view["shown"]), int(view["total"]))
+        notices.append(f"{BUDGET_TRUNCATED}.")
+    tool, provider = str(view["tool"]), str(view["provider"])
+    if total == 0:
+        query = view.get("query")
+        searched = f"“{query}”" if isinstance(query, str) and query else "this search"
+        header = f"Nothing found for {searched} ({tool_label(tool)}, {provider})."
+    else:
+        header = summary_phrase(tool, provider, shown, total)
     return ToolView(header=header, blocks=_link_relations(blocks), notice=" ".join(notices))
 
 

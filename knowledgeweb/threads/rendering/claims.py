@@ -1,0 +1,117 @@
+"""What each citation of an answer claims, and the passage of its source closest to that claim.
+
+A citation's *claim* is the sentence of the answer that holds its marker, read
+from the grammar's token stream (the same parse the page shows): the plain
+text of the paragraph, list item, heading or table cell, with every citation's
+own label left out. The closest passage is the sentence(s) of the cited
+excerpt that share the most significant words with it
+(``knowledge.passages``; docs/decisions.md, "Closest passage and label
+mismatch"). It is a reading aid, never a verdict: the hook is resolved or not
+by its evidence alone.
+
+The work is bounded per message: excerpts are split once per source, and at
+most ``MAX_COMPARISONS`` claim-to-sentence comparisons are made; citations past
+that budget get no marked passage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from markdown_it.token import Token
+
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown
+from knowledgeweb.knowledge.passages import (
+    closest_by_words,
+    excerpt_segments,
+    label_mismatch,
+    sentence_words,
+    claim_at,
+)
+from knowledgeweb.threads.evidence import ResolvedCitation
+from knowledgeweb.threads.rendering.resolution import CitationHook
+
+#: Claim-to-sentence comparisons per message; an honest answer makes a few hundred.
+MAX_COMPARISONS = 20_000
+
+
+def citation_claims(parsed: ParsedMarkdown) -> list[str]:
+    """The claim sentence of each citation link of ``parsed``, in order."""
+    claims: list[str] = []
+    links = iter(parsed.links)
+    for token in parsed.tokens:
+        if token.type == "inline" and token.children:
+            text, markers = _block_text(token.children, links)
+            claims.extend(claim_at(text, position) for position in markers)
+    return claims
+
+
+def _block_text(children: Sequence[Token], links: Iterator[object]) -> tuple[str, list[int]]:
+    """A block's visible text without citation labels, and where each citation stood."""
+    parts: list[str] = []
+    length = 0
+    markers: list[int] = []
+    skipping = 0  # depth inside a citation link, whose label is not part of the claim
+    for child in children:
+        if child.type == "link_open":
+            link = next(links, None)
+            if skipping:
+                skipping += 1
+            elif getattr(link, "is_citation", False):
+                markers.append(length)
+                skipping = 1
+            continue
+        if child.type == "link_close":
+            skipping = max(0, skipping - 1)
+            continue
+        if skipping:
+            continue
+        piece = _visible(child)
+        parts.append(piece)
+        length += len(piece)
+    return "".join(parts), markers
+
+
+def _visible(token: Token) -> str:
+    if token.type in {"text", "code_inline"}:
+        return token.content
+    if token.type in {"softbreak", "hardbreak"}:
+        return " "
+    if token.type == "image":
+        return "".join(_visible(child) for child in token.children or ())
+    return ""
+
+
+def citation_hooks(
+    parsed: ParsedMarkdown, verdicts: Sequence[ResolvedCitation], *, anchor_prefix: str
+) -> list[CitationHook]:
+    """Each verdict's hook: its anchor (``<anchor_prefix>-<n>``), closest passage and label check."""
+    claims = citation_claims(parsed) if any(v.state == "resolved" for v in verdicts) else []
+    sentences: dict[str, list[frozenset[str]]] = {}
+    budget = MAX_COMPARISONS
+    hooks: list[CitationHook] = []
+    for number, verdict in enumerate(verdicts, start=1):
+        anchor = f"{anchor_prefix}-{number}"
+        source = verdict.source
+        if verdict.state != "resolved" or source is None:
+            hooks.append(CitationHook(verdict, anchor))
+            continue
+        words = sentences.get(source.handle)
+        if words is None:
+            words = sentences[source.handle] = _sentence_words(source)
+        passage: tuple[int, ...] = ()
+        if number <= len(claims) and len(words) <= budget:
+            budget -= len(words)
+            passage = closest_by_words(sentence_words(claims[number - 1]), words)
+        hooks.append(CitationHook(verdict, anchor, passage, label_mismatch(verdict.label, _names(source))))
+    return hooks
+
+
+def _sentence_words(source: Evidence) -> list[frozenset[str]]:
+    return [sentence_words(s.text) for s in excerpt_segments(source.excerpt) if s.kind == "sentence"]
+
+
+def _names(source: Evidence) -> list[str]:
+    """What a source is called: its title (the document's name) and its dataset's name."""
+    return [name for name in (source.title, source.dataset_name) if name]
