@@ -169,7 +169,11 @@ def excerpt_segments(excerpt: str) -> list[Segment]:
             if _is_break(whitespace):
                 close_sentence(start)
                 segments.append(Segment(whitespace, "break", None))
-            elif sentence_start is None or _ends_sentence(excerpt, word_start, start, end):
+            elif (
+                sentence_start is None
+                or end == len(excerpt)  # trailing whitespace is never part of a sentence
+                or _ends_sentence(excerpt, word_start, start, end)
+            ):
                 close_sentence(start)
                 segments.append(Segment(whitespace, "space", None))
         word_start = end
@@ -365,11 +369,11 @@ def claim_at(text: str, position: int) -> str:
 
 _CITATION_PREFIX = re.compile(r"\s*citation\s*:\s*", re.IGNORECASE)
 _LABEL_EDGES = " \t\r\n\f\v[](){}<>"
-# A model's own numbering: "1", "[2]", "#3", "ID:3", "source 2", "ref. 4", "1, 3", "2-4".
+# A model's own numbering: "1", "[2]", "#3", "ID:3", "source 2", "ref. 4", "1, 3", "2-4", "[1][2]".
 # A word such as "source" names no source; a number is a position in a list.
 _NUMBERING = re.compile(
     r"(?:(?:no|nr|id|ref|reference|source|src|doc|document|chunk|passage|excerpt|hit|result|item|citation)"
-    r"\.?\s*[:#]?\s*|#\s*)?\d+(?:\s*[,;&/\u2013-]\s*#?\d+)*",
+    r"\.?\s*[:#]?\s*|#\s*)?\d+(?:(?:\s*[,;&/\u2013-]\s*|\]\s*\[)#?\d+)*",
     re.IGNORECASE,
 )
 
