@@ -45,6 +45,7 @@ def _vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
 
 def grow_to(size: int, have: int, rng: random.Random) -> None:
     from knowledgeweb.library.models import Chunk, Collection, Document
+    from knowledgeweb.library.passages import text_digest
 
     collection, _ = Collection.objects.get_or_create(name="Bench corpus")
     words, weights = _vocabulary(random.Random(1))
@@ -56,9 +57,10 @@ def grow_to(size: int, have: int, rng: random.Random) -> None:
             source_key=f"bench/handbook-{number}.md",
             content_hash=f"{number:064x}",
         )
+        texts = [" ".join(rng.choices(words, weights, k=60)) for _ in range(CHUNKS_PER_DOCUMENT)]
         Chunk.objects.bulk_create(
-            Chunk(document=document, ordinal=n, text=" ".join(rng.choices(words, weights, k=60)))
-            for n in range(CHUNKS_PER_DOCUMENT)
+            Chunk(document=document, ordinal=n, text=text, text_digest=text_digest(text))
+            for n, text in enumerate(texts)
         )
         have += CHUNKS_PER_DOCUMENT
 

@@ -7,12 +7,13 @@ from django.db import models
 
 #: Only real public web addresses become source URLs (docs/contract.md#source-records); never file paths.
 http_url_validator = URLValidator(schemes=["http", "https"])
+MAX_COLLECTION_NAME = 200
 
 
 class Collection(models.Model):
     """A named set of documents; its name is the ``dataset_name`` of every hit."""
 
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=MAX_COLLECTION_NAME, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -54,9 +55,13 @@ class Chunk(models.Model):
     text = models.TextField()
     # A real page boundary from the source (PDF pages only); null for everything else.
     page = models.PositiveIntegerField(null=True, blank=True)
+    # SHA-256 of ``text`` (library.passages.text_digest): finds the chunk a shared excerpt
+    # came from, since evidence carries no document id. Written by ingest with the text.
+    text_digest = models.CharField(max_length=64, editable=False)
 
     class Meta:
         ordering = ["document_id", "ordinal"]
+        indexes = [models.Index(fields=["text_digest"], name="library_chunk_text_digest")]
         constraints = [
             models.UniqueConstraint(fields=["document", "ordinal"], name="library_chunk_unique_ordinal"),
             models.CheckConstraint(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.selectors import binding_list_for_user
-from knowledgeweb.library.models import Chunk, Collection, Document
+from knowledgeweb.library.models import MAX_COLLECTION_NAME, Chunk, Collection, Document
+from knowledgeweb.library.passages import is_digest, text_digest
 from knowledgeweb.library.search import ChunkHit, search_chunks
 from knowledgeweb.providers.local.selection import local_collection_ids
 from knowledgeweb.providers.local.spec import NAME as LOCAL_PROVIDER
@@ -64,3 +66,91 @@ def document_list(*, collection: Collection) -> QuerySet[Document]:
 
 def document_chunks(*, document: Document) -> QuerySet[Chunk]:
     return Chunk.objects.filter(document=document).order_by("ordinal")
+
+
+#: Chunks shown on either side of a cited chunk that has no page (text, Markdown, HTML).
+PASSAGE_WINDOW = 20
+#: At most this many chunks on either side within the cited PDF page and its neighbours,
+#: so a page holding a book's worth of text cannot make the page unbounded.
+PASSAGE_PAGE_LIMIT = 60
+
+
+def chunk_by_digest(
+    *, collection_name: str, digest: str, collection_ids: Iterable[int] | None = None
+) -> Chunk | None:
+    """The chunk of the collection named ``collection_name`` whose text has ``digest``.
+
+    When several documents of the collection hold the identical chunk (a file ingested
+    twice under two names), the one of the lowest document id is chosen, then the
+    lowest ordinal: the same link always opens the same document. ``collection_ids``,
+    when given, bounds the search to the collections a reader may read.
+    """
+    if not is_digest(digest) or not _storable(collection_name):
+        return None
+    chunks = Chunk.objects.filter(text_digest=digest, document__collection__name=collection_name)
+    if collection_ids is not None:
+        chunks = chunks.filter(document__collection_id__in=list(collection_ids))
+    return chunks.select_related("document__collection").order_by("document_id", "ordinal").first()
+
+
+def _storable(name: str) -> bool:
+    """Whether ``name`` could be a collection's name; PostgreSQL refuses NUL, drivers lone surrogates."""
+    if "\x00" in name or len(name) > MAX_COLLECTION_NAME:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def passage_locate(*, collection_name: str, excerpt: str) -> Chunk | None:
+    """The stored chunk an excerpt of the collection ``collection_name`` was retrieved from.
+
+    Matches the exact text only (by its digest): a shortened excerpt matches nothing.
+    Ties between documents go to the lowest document id (``chunk_by_digest``).
+    """
+    return chunk_by_digest(collection_name=collection_name, digest=text_digest(excerpt))
+
+
+@dataclass(frozen=True, slots=True)
+class PassageWindow:
+    """The text around a cited chunk, in document order."""
+
+    chunk: Chunk
+    chunks: list[Chunk]
+    earlier_hidden: bool
+    later_hidden: bool
+
+    @property
+    def pages(self) -> list[int]:
+        return sorted({c.page for c in self.chunks if c.page is not None})
+
+
+def passage_window(*, chunk: Chunk) -> PassageWindow:
+    """The chunks shown around ``chunk``: its PDF page and the pages either side, else a window.
+
+    Ordinals run from 1 without gaps (``document_ingest`` writes them so), which tells
+    whether text before or after the window exists without counting it.
+    """
+    chunks = Chunk.objects.filter(document_id=chunk.document_id)
+    if chunk.page is not None:
+        shown = chunks.filter(
+            page__gte=chunk.page - 1,
+            page__lte=chunk.page + 1,
+            ordinal__gte=chunk.ordinal - PASSAGE_PAGE_LIMIT,
+            ordinal__lte=chunk.ordinal + PASSAGE_PAGE_LIMIT,
+        )
+    else:
+        shown = chunks.filter(
+            ordinal__gte=chunk.ordinal - PASSAGE_WINDOW, ordinal__lte=chunk.ordinal + PASSAGE_WINDOW
+        )
+    # The cited chunk itself, should a re-ingest have replaced the document since it was found.
+    window = list(shown.order_by("ordinal")) or [chunk]
+    last = chunks.aggregate(last=Max("ordinal"))["last"] or chunk.ordinal
+    return PassageWindow(
+        chunk=chunk,
+        chunks=window,
+        earlier_hidden=window[0].ordinal > 1,
+        later_hidden=window[-1].ordinal < last,
+    )

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, compose, contents, views
+from knowledgeweb.web import ask, compose, contents, documents, views
 
 app_name = "web"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     path("ask/stream/", compose.ask_stream, name="ask-stream"),
     path("threads/<uuid:thread_id>/ask/", compose.thread_ask, name="thread-ask"),
     path("threads/<uuid:thread_id>/ask/stream/", compose.thread_ask_stream, name="thread-ask-stream"),
+    # Evidence in its document: ?collection=<name>&digest=<sha256 hex> (library.passages.passage_path).
+    path("library/passage/", documents.document_passage, name="document-passage"),
 ]

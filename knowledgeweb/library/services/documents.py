@@ -11,6 +11,7 @@ from django.db import transaction
 from knowledgeweb.library.chunking import CHUNK_LIMIT, chunk_text
 from knowledgeweb.library.extraction import ExtractedDocument
 from knowledgeweb.library.models import Chunk, Collection, Document
+from knowledgeweb.library.passages import text_digest
 
 
 class IngestAction(enum.StrEnum):
@@ -75,7 +76,13 @@ def document_ingest(
 
     document.chunks.all().delete()
     rows = [
-        Chunk(document=document, ordinal=ordinal, text=draft.text, page=draft.page)
+        Chunk(
+            document=document,
+            ordinal=ordinal,
+            text=draft.text,
+            page=draft.page,
+            text_digest=text_digest(draft.text),
+        )
         for ordinal, draft in enumerate(chunks, start=1)
     ]
     for row in rows:
