@@ -10,7 +10,8 @@ mismatch"). It is a reading aid, never a verdict: the hook is resolved or not
 by its evidence alone.
 
 The work is bounded per message: excerpts are split once per source, and at
-most ``MAX_COMPARISONS`` claim-to-sentence comparisons are made; citations past
+most ``MAX_COMPARISONS`` claim-to-sentence comparisons are made (a claim met again is
+not compared again); citations past
 that budget get no marked passage.
 """
 
@@ -22,18 +23,12 @@ from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown
-from knowledgeweb.knowledge.passages import (
-    closest_by_words,
-    excerpt_segments,
-    label_mismatch,
-    sentence_words,
-    claim_at,
-)
+from knowledgeweb.knowledge.passages import claim_at, closest_sentences, excerpt_segments, label_mismatch
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.rendering.resolution import CitationHook
 
 #: Claim-to-sentence comparisons per message; an honest answer makes a few hundred.
-MAX_COMPARISONS = 20_000
+MAX_COMPARISONS = 5_000
 
 
 def citation_claims(parsed: ParsedMarkdown) -> list[str]:
@@ -88,7 +83,8 @@ def citation_hooks(
 ) -> list[CitationHook]:
     """Each verdict's hook: its anchor (``<anchor_prefix>-<n>``), closest passage and label check."""
     claims = citation_claims(parsed) if any(v.state == "resolved" for v in verdicts) else []
-    sentences: dict[str, list[frozenset[str]]] = {}
+    sentences: dict[str, list[str]] = {}
+    closest: dict[tuple[str, str], tuple[int, ...]] = {}
     budget = MAX_COMPARISONS
     hooks: list[CitationHook] = []
     for number, verdict in enumerate(verdicts, start=1):
@@ -97,19 +93,23 @@ def citation_hooks(
         if verdict.state != "resolved" or source is None:
             hooks.append(CitationHook(verdict, anchor))
             continue
-        words = sentences.get(source.handle)
-        if words is None:
-            words = sentences[source.handle] = _sentence_words(source)
+        found = sentences.get(source.handle)
+        if found is None:
+            found = sentences[source.handle] = _sentences(source)
         passage: tuple[int, ...] = ()
-        if number <= len(claims) and len(words) <= budget:
-            budget -= len(words)
-            passage = closest_by_words(sentence_words(claims[number - 1]), words)
+        if number <= len(claims):
+            key = (claims[number - 1], source.handle)
+            if key in closest:
+                passage = closest[key]
+            elif len(found) <= budget:
+                budget -= len(found)
+                passage = closest[key] = closest_sentences(claims[number - 1], found)
         hooks.append(CitationHook(verdict, anchor, passage, label_mismatch(verdict.label, _names(source))))
     return hooks
 
 
-def _sentence_words(source: Evidence) -> list[frozenset[str]]:
-    return [sentence_words(s.text) for s in excerpt_segments(source.excerpt) if s.kind == "sentence"]
+def _sentences(source: Evidence) -> list[str]:
+    return [s.text for s in excerpt_segments(source.excerpt) if s.kind == "sentence"]
 
 
 def _names(source: Evidence) -> list[str]:
