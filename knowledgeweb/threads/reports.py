@@ -53,4 +53,6 @@ def _citation(stored: Mapping[str, Any], sources: Mapping[str, Evidence]) -> Res
         if cited is not None and cited in sources:
             reason = REASON_ONLY_LATER
     mismatch = source is not None and stored.get("label_mismatch") is True
-    return ResolvedCitation(str(stored["label"]), str(stored["href"]), stored["state"], source, reason, mismatch)
+    return ResolvedCitation(
+        str(stored["label"]), str(stored["href"]), stored["state"], source, reason, mismatch
+    )

@@ -67,7 +67,9 @@ def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutli
             parts.append(_question_item(message_view, turn, content))
         elif message.type == MessageType.AI:
             answers += 1
-            parts.append(_answer_item(message_view, answers, [cited[h] for h in message_view.cites if h in cited]))
+            parts.append(
+                _answer_item(message_view, answers, [cited[h] for h in message_view.cites if h in cited])
+            )
         else:
             parts.append(message_view.item)
     return ThreadOutline(items=SafeString("".join(parts)), turns=tuple(turns))

@@ -81,7 +81,7 @@ def review_thread(owner: User) -> Review:
             text="Mercury is the smallest planet.\nIts orbit takes 88 days.",
             title="Planets primer",
             dataset_name="Astronomy",
-            url="https://example.org/planets?x=1&y=\"2\"",
+            url='https://example.org/planets?x=1&y="2"',
         ),
     )
     closest = "We are met on a great battle-field of that war."

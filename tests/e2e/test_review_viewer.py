@@ -46,9 +46,7 @@ def _claim_highlight(page: Page) -> str:
 
 def _report(owner: User, review: Review) -> dict[str, Any]:
     _, raw = token_create(user=owner, name="report")
-    response = Client().get(
-        f"/api/threads/{review.thread.id}/citations", HTTP_AUTHORIZATION=f"Bearer {raw}"
-    )
+    response = Client().get(f"/api/threads/{review.thread.id}/citations", HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert response.status_code == 200
     payload: dict[str, Any] = json.loads(response.content)
     return payload
@@ -86,7 +84,9 @@ def test_a_spoofed_label_shows_the_sources_number_and_title_and_the_dialog_and_r
     expect(dialog.locator('[data-dialog-field="label-mismatch"]')).to_be_hidden()
 
     flags = [
-        (c["label"], c["label_mismatch"]) for m in _report(reader[0], review)["messages"] for c in m["citations"]
+        (c["label"], c["label_mismatch"])
+        for m in _report(reader[0], review)["messages"]
+        for c in m["citations"]
     ]
     assert flags == [
         ("citation:NASA Earth Fact Sheet, 2024", True),
@@ -142,7 +142,10 @@ def test_references_and_backlinks_lead_both_ways_with_the_keyboard(
     second = page.locator('[data-message-type="ai"]').nth(1)
     references = second.locator("[data-answer-sources] li")
     expect(references).to_have_text(
-        [re.compile(r"^\[1\] The Gettysburg Address\s+local · Speeches$"), re.compile(r"^\[2\] Planets primer\s+local · Astronomy$")]
+        [
+            re.compile(r"^\[1\] The Gettysburg Address\s+local · Speeches$"),
+            re.compile(r"^\[2\] Planets primer\s+local · Astronomy$"),
+        ]
     )
 
     # From an answer's reference to its source, by keyboard.
@@ -176,7 +179,8 @@ def test_open_in_document_lands_on_the_passage_and_no_other_reader_may_open_it(
     document = _dialog(page).locator('[data-dialog-field="document"]')
     expect(document).to_be_visible()
     path = document.get_attribute("href")
-    assert path is not None and path.endswith("#passage")
+    assert path is not None
+    assert path.endswith("#passage")
 
     document.click()
     passage = page.locator("mark#passage")
@@ -201,7 +205,9 @@ def test_a_reason_is_the_accessible_description_and_opens_by_tap(
     open_page: Opener, reader: tuple[User, Any]
 ) -> None:
     review = review_thread(reader[0])
-    page, watched = open_page(f"/threads/{review.thread.id}/", has_touch=True, viewport={"width": 390, "height": 844})
+    page, watched = open_page(
+        f"/threads/{review.thread.id}/", has_touch=True, viewport={"width": 390, "height": 844}
+    )
     unresolved = page.locator('button.citation[data-citation="unresolved"]')
     malformed = page.locator('button.citation[data-citation="malformed"]')
     expect(unresolved).to_have_text("Made up")
@@ -223,7 +229,8 @@ def test_a_reason_is_the_accessible_description_and_opens_by_tap(
         )
         for b in (unresolved, malformed)
     ]
-    assert looks[0][0] != looks[1][0] and looks[0][1] != looks[1][1]
+    assert looks[0][0] != looks[1][0]
+    assert looks[0][1] != looks[1][1]
     assert "line-through" not in looks[0][2] + looks[1][2]
     assert watched.errors == []
 
@@ -256,9 +263,13 @@ def test_without_javascript_a_citation_a_reference_and_a_backlink_land_on_their_
     expect(page).to_have_url(re.compile(f"#{review.speech}$"))
     expect(page.locator(":target")).to_have_attribute("data-source-entry", "")
 
-    page.locator('[data-message-type="ai"]').nth(1).locator(f'a[data-answer-source][href="#{review.other}"]').click()
+    page.locator('[data-message-type="ai"]').nth(1).locator(
+        f'a[data-answer-source][href="#{review.other}"]'
+    ).click()
     expect(page).to_have_url(re.compile(f"#{review.other}$"))
-    expect(page.locator(":target")).to_have_attribute("data-source-id", review.other.removeprefix("knowledge-source-"))
+    expect(page.locator(":target")).to_have_attribute(
+        "data-source-id", review.other.removeprefix("knowledge-source-")
+    )
 
     page.locator(f'[id="{review.speech}"] a[data-backlink]').nth(1).click()
     target = _citation(page, 2, review.speech)
@@ -277,7 +288,8 @@ def test_tool_summaries_say_what_the_budget_kept_and_what_found_nothing(
     summary = cut.locator("[data-tool-summary]")
     expect(summary).to_be_visible()
     shown = re.search(r"\((\d+) of 8 shown\)", summary.text_content() or "")
-    assert shown is not None and 0 < int(shown.group(1)) < 8
+    assert shown is not None
+    assert 0 < int(shown.group(1)) < 8
     expect(cut.locator("[data-tool-notice]")).to_be_visible()  # without expanding
     expect(cut.locator("[data-tool-notice]")).to_contain_text("omitted to fit the output budget")
     cut.locator("summary").click()
@@ -294,7 +306,9 @@ def test_an_excerpt_wraps_softly_and_copies_exactly(open_page: Opener, reader: t
     _citation(page, 2, review.other).click()
     excerpt = _dialog(page).locator('[data-dialog-field="excerpt"]')
     # One line on screen (the hard line break wraps softly)...
-    assert excerpt.evaluate("(el) => el.innerText") == "Mercury is the smallest planet. Its orbit takes 88 days."
+    assert (
+        excerpt.evaluate("(el) => el.innerText") == "Mercury is the smallest planet. Its orbit takes 88 days."
+    )
     # ...and the exact text on the clipboard.
     copied = excerpt.evaluate(
         """(el) => {

@@ -109,7 +109,7 @@ def _export_markers(parts: Sequence[object]) -> list[str]:
 
 def _agree(markdown: str) -> None:
     rendered = render_assistant_content(markdown, EVIDENCE)
-    report = [citation_json(v) for v in rendered.verdicts]
+    report = [citation_json(h) for h in rendered.hooks]
     grammar = [resolve_citation(c, EVIDENCE).state for c in find_citations(markdown)]
     viewer = _viewer_states(rendered.html)
     assert viewer == [c["state"] for c in report] == grammar, markdown

@@ -314,7 +314,9 @@ def test_lookalike_hrefs_are_malformed_and_render_as_inert_buttons(
     assert states(api_client, thread) == ["malformed"]
     html = page(user, thread)
     assert resolved_ids(html) == []
-    assert re.search(r'<button type="button" class="citation" data-citation="malformed" [^>]*>forged</button>', html)
+    assert re.search(
+        r'<button type="button" class="citation" data-citation="malformed" [^>]*>forged</button>', html
+    )
     # The label is shown as text; the lookalike href is nowhere on the page as a link.
     assert not re.search(r'<a [^>]*href="[^"]*knowledge-source-' + record_id + r'[^"]', html)
 

@@ -114,10 +114,16 @@ def test_it_renders_a_resolved_citation_and_its_panel_entry(reader: User, client
 
     html = client_for.get(f"/threads/{thread.id}/").content.decode()
 
-    assert (
-        f'<a class="citation" data-citation="resolved" data-source-id="{source_id}" '
-        f'href="#{handle}">when content</a>'
-    ) in html
+    (hook,) = re.findall(r'<a class="citation" data-citation="resolved"[^>]*>.*?</a>', html)
+    assert hook.startswith(
+        f'<a class="citation" data-citation="resolved" data-source-id="{source_id}" href="#{handle}" id="cite-'
+    )
+    # The source's number and its own title, never the answer's label (kept for the dialog).
+    assert hook.endswith(
+        '><span class="citation-number">[1]</span><span class="visually-hidden"> cats.md</span></a>'
+    )
+    assert 'data-label="when content"' in hook
+    assert ">when content<" not in html
     assert html.count(f'id="{handle}"') == 1
     assert 'data-citations="1"' in html
 
@@ -151,7 +157,11 @@ def test_it_shows_native_sources_with_their_pages(reader: User, client_for: Clie
     html = client_for.get(f"/threads/{thread.id}/").content.decode()
 
     native_id = handle.group(1).removeprefix("knowledge-")
-    assert f'data-source-id="{native_id}" href="#{handle.group(1)}">1</a>' in html
+    assert re.search(
+        f'data-source-id="{native_id}" href="#{handle.group(1)}" id="cite-[0-9a-f]+-1">'
+        '<span class="citation-number">\\[1\\]</span>',
+        html,
+    )
     assert '<dd data-field="page">4, 5</dd>' in html
     assert '<dd data-field="dataset">Reports</dd>' in html
 

@@ -120,7 +120,7 @@ def test_it_keeps_the_omission_notice_the_model_read() -> None:
         RetrievalResult(provider="local", query="q", hits=hits), max_total_chars=900
     )
     view = build_tool_view(formatted.content, formatted.view, _validated(formatted, "knowledge_search"))
-    assert view.notice.endswith("omitted to fit the output budget.]")
+    assert view.notice == "4 more results omitted to fit the output budget."
     assert view.notice in formatted.content
     assert all(b.kind == "source" for b in view.blocks)
 

@@ -149,7 +149,9 @@ def source_entry(
     places = ""
     if backlinks:
         # Anchors are the hooks' own ids and the words are ours: nothing here comes from a message.
-        links = ", ".join(f'<a href="#{escape(a)}" data-backlink="{escape(a)}">{escape(w)}</a>' for a, w in backlinks)
+        links = ", ".join(
+            f'<a href="#{escape(a)}" data-backlink="{escape(a)}">{escape(w)}</a>' for a, w in backlinks
+        )
         places = f'<p class="source-backlinks" data-backlinks>Cited in {links}</p>'
     return SafeString(  # both parts were escaped or built by source_entry_body at write
         f'{opening} data-citations="{citations}">{badge}{body}<p class="source-count">{count}</p>{places}</li>'

@@ -1,0 +1,349 @@
+"""What the thread page shows a reviewer, through Django's real client: numbers bound to
+sources, the answer's label kept only where it misleads, per-answer references, backlinks,
+the closest passage marked without JavaScript, links to the evidence in its document and
+at its passage, honest tool summaries.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from knowledgeweb.accounts.services import token_create
+from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result_view
+from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from knowledgeweb.retrieval import retrieval_search
+from knowledgeweb.threads.models import Thread
+from knowledgeweb.threads.services import message_append, thread_create
+
+pytestmark = pytest.mark.django_db
+
+HANDLE = re.compile(r"\(#(knowledge-source-[a-f0-9]{32})\)")
+SPEECH = (
+    "Four score and seven years ago our fathers brought forth on this continent a new nation. "
+    "Now we are engaged in a great civil war, testing whether that nation can long endure. "
+    "We are met on a great battle-field of that war."
+)
+
+
+@pytest.fixture
+def reader() -> User:
+    return User.objects.create_user("reader", password="pw-reader-1")
+
+
+@pytest.fixture
+def client_for(reader: User) -> Client:
+    client = Client()
+    client.force_login(reader)
+    return client
+
+
+def _tool(thread: Thread, *hits: RetrievalHit, query: str = "q", provider: str = "local") -> list[str]:
+    formatted = format_result_view(RetrievalResult(provider=provider, query=query, hits=hits))
+    message_append(
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content=formatted.content,
+        artifact=formatted.artifact,
+        trusted=True,
+        tool_view=formatted.view,
+    )
+    return HANDLE.findall(formatted.content)
+
+
+def _page(client: Client, thread: Thread) -> str:
+    response = client.get(f"/threads/{thread.id}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _hooks(page: str) -> list[str]:
+    return re.findall(r'<a class="citation" data-citation="resolved"[^>]*>.*?</a>', page)
+
+
+def _entry(page: str, handle: str) -> str:
+    match = re.search(rf'<li class="source" id="{handle}".*?</li>', page, re.S)
+    assert match is not None
+    return match.group(0)
+
+
+def _two_answers(reader: User) -> tuple[Thread, str, str]:
+    thread = thread_create(owner=reader, title="Lincoln")
+    message_append(thread=thread, type="human", content="What did Lincoln say?")
+    speech, planets = _tool(
+        thread,
+        RetrievalHit(text=SPEECH, title="The Gettysburg Address", dataset_name="Speeches"),
+        RetrievalHit(
+            text="Mercury is the smallest planet.", title="Planets primer", dataset_name="Astronomy"
+        ),
+    )
+    message_append(
+        thread=thread,
+        type="ai",
+        content=(
+            f"They met on a great battle-field of that war [citation:NASA Earth Fact Sheet, 2024](#{speech})."
+        ),
+    )
+    message_append(thread=thread, type="human", content="And?")
+    message_append(
+        thread=thread,
+        type="ai",
+        content=f"Mercury is small [citation:1](#{planets}). The war tested the nation [Gettysburg](#{speech}).",
+    )
+    return thread, speech, planets
+
+
+def test_citations_are_numbered_by_source_in_order_of_first_citation(
+    reader: User, client_for: Client
+) -> None:
+    thread, speech, planets = _two_answers(reader)
+    page = _page(client_for, thread)
+    hooks = _hooks(page)
+    numbers = [re.search(r'class="citation-number">(\[\d+\])<', h).group(1) for h in hooks]  # type: ignore[union-attr]
+    targets = [re.search(r'href="#([^"]+)"', h).group(1) for h in hooks]  # type: ignore[union-attr]
+    assert list(zip(targets, numbers, strict=True)) == [(speech, "[1]"), (planets, "[2]"), (speech, "[1]")]
+    assert "NASA" not in re.sub(r'data-label="[^"]*"', "", page.split('<aside class="sources-panel"')[0])
+    assert "citation:" not in page.split('<aside class="sources-panel"')[0]
+    # The panel numbers its entries the same way.
+    assert '<span class="source-number" data-source-number>[1]</span>' in _entry(page, speech)
+    assert '<span class="source-number" data-source-number>[2]</span>' in _entry(page, planets)
+
+
+def test_the_report_flags_a_label_that_names_another_source(reader: User) -> None:
+    thread, _, _ = _two_answers(reader)
+    _, raw = token_create(user=reader, name="t")
+    response = Client().get(f"/api/threads/{thread.id}/citations", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 200
+    flags = [(c["label"], c["label_mismatch"]) for m in response.json()["messages"] for c in m["citations"]]
+    assert flags == [
+        ("citation:NASA Earth Fact Sheet, 2024", True),
+        ("citation:1", False),
+        ("Gettysburg", False),
+    ]
+    page = _page(_logged_in(reader), thread)
+    assert _attribute_values(page, "data-label") == ["NASA Earth Fact Sheet, 2024"]
+
+
+class _Attributes(HTMLParser):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.values: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.values.extend(value or "" for key, value in attrs if key == self.name)
+
+
+def _attribute_values(page: str, name: str) -> list[str]:
+    """Every value of the attribute ``name`` as a browser reads it (entities decoded)."""
+    parser = _Attributes(name)
+    parser.feed(page)
+    return parser.values
+
+
+def _logged_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_each_answer_lists_its_references_and_each_source_its_backlinks(
+    reader: User, client_for: Client
+) -> None:
+    thread, speech, planets = _two_answers(reader)
+    page = _page(client_for, thread)
+    sections = re.findall(r'<section class="answer-sources".*?</section>', page, re.S)
+    assert len(sections) == 2
+    first = re.findall(r'<li><a href="#([^"]+)" data-answer-source="[^"]+">(.*?)</a>', sections[0])
+    second = re.findall(r'<li><a href="#([^"]+)" data-answer-source="[^"]+">(.*?)</a>', sections[1])
+    number = '<span class="citation-number">[{}]</span> {}'
+    assert first == [(speech, number.format(1, "The Gettysburg Address"))]
+    assert second == [
+        (planets, number.format(2, "Planets primer")),
+        (speech, number.format(1, "The Gettysburg Address")),
+    ]
+    assert "local · Speeches" in sections[0]
+
+    anchors = [re.search(r' id="(cite-[0-9a-f]+-\d+)"', h).group(1) for h in _hooks(page)]  # type: ignore[union-attr]
+    backlinks = re.findall(r'<a href="#([^"]+)" data-backlink="[^"]+">([^<]+)</a>', _entry(page, speech))
+    assert backlinks == [(anchors[0], "answer 1"), (anchors[2], "answer 2")]
+    assert re.findall(r'data-backlink="[^"]+">([^<]+)<', _entry(page, planets)) == ["answer 2"]
+    # Every anchor a backlink names is on the page exactly once.
+    for anchor in anchors:
+        assert page.count(f'id="{anchor}"') == 1
+
+
+def test_the_panel_marks_the_passage_closest_to_the_claims_and_no_other(
+    reader: User, client_for: Client
+) -> None:
+    thread, speech, planets = _two_answers(reader)
+    page = _page(client_for, thread)
+    marks = re.findall(r"<mark>(.*?)</mark>", _entry(page, speech))
+    # "They met on a great battle-field of that war" and "The war tested the nation".
+    assert marks == [
+        "Now we are engaged in a great civil war, testing whether that nation can long endure.",
+        "We are met on a great battle-field of that war.",
+    ]
+    assert re.findall(r"<mark>(.*?)</mark>", _entry(page, planets)) == ["Mercury is the smallest planet."]
+
+
+def test_a_claim_sharing_no_word_with_its_source_marks_nothing(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Unrelated")
+    (speech,) = _tool(thread, RetrievalHit(text=SPEECH, title="The Gettysburg Address"))
+    message_append(thread=thread, type="ai", content=f"Quarterly tax filings rose sharply [1](#{speech}).")
+    page = _page(client_for, thread)
+    assert "<mark>" not in _entry(page, speech)
+    assert "data-passage" not in _hooks(page)[0]
+
+
+def test_the_header_counts_verified_unverified_and_malformed(reader: User, client_for: Client) -> None:
+    thread, speech, _ = _two_answers(reader)
+    message_append(
+        thread=thread,
+        type="ai",
+        content=f"A guess [x](#knowledge-source-{'0' * 32}) and [y](#knowledge-source-bad) and [z](#{speech}).",
+    )
+    page = _page(client_for, thread)
+    tally = re.search(r"<p class=\"citation-tally\" data-citation-tally>(.*?)</p>", page, re.S)
+    assert tally is not None
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", tally.group(1))).strip()
+    assert text == "4 verified · 1 unverified · 1 malformed · Next unverified"
+    first_unverified = re.search(
+        r'<button type="button" class="citation" data-citation="unresolved" id="([^"]+)"', page
+    )
+    assert first_unverified is not None
+    assert f'href="#{first_unverified.group(1)}" class="next-unverified"' in page
+
+
+def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(
+    reader: User, client_for: Client
+) -> None:
+    collection = collection_get_or_create(name="Speeches & more")
+    document_ingest(
+        collection=collection,
+        source_key="speech.txt",
+        content_hash="h",
+        title='The "Gettysburg" Address',
+        source_url='https://example.org/speech?a=1&b="2"',
+        chunks=[ChunkDraft('We are met on a great "battle-field" & more. Then more.')],
+    )
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    thread = thread_create(owner=reader, title="Documents")
+    outcome = retrieval_search(
+        user=reader, tool="knowledge_search", query="battle-field", thread_id=thread.id
+    )
+    (handle,) = HANDLE.findall(outcome.content)
+    message_append(thread=thread, type="ai", content=f"They met on a battle-field [1](#{handle}).")
+    entry = _entry(_page(client_for, thread), handle)
+
+    document = re.search(r'<a data-field="document" href="([^"]+)">Open in document</a>', entry)
+    assert document is not None
+    path = html_lib.unescape(document.group(1))
+    assert path.startswith("/library/passage/?collection=Speeches+%26+more&digest=")
+    assert path.endswith("#passage")
+    response = client_for.get(path.split("#")[0])
+    assert response.status_code == 200
+    assert re.search(
+        r'<mark id="passage"[^>]*>We are met on a great &quot;battle-field&quot; &amp; more\.',
+        response.content.decode(),
+    )
+
+    at_passage = re.search(r'<a class="source-at-passage" data-field="url-passage" href="([^"]+)"', entry)
+    assert at_passage is not None
+    url = html_lib.unescape(at_passage.group(1))
+    base, directive = url.split("#:~:text=")
+    assert base == 'https://example.org/speech?a=1&b="2"'
+    assert unquote(directive) == 'We are met on a great "battle-field" &'  # its opening words
+    assert "&" not in directive
+    assert '"' not in directive
+    assert "-" not in directive
+
+
+def test_evidence_from_elsewhere_has_no_document_link(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Elsewhere")
+    (ragflow,) = _tool(
+        thread, RetrievalHit(text=SPEECH, title="speech.pdf", dataset_name="Speeches"), provider="ragflow"
+    )
+    message_append(thread=thread, type="ai", content=f"A war [1](#{ragflow}).")
+    assert 'data-field="document"' not in _page(client_for, thread)
+
+
+def test_hostile_titles_are_text_in_references_and_the_panel(reader: User, client_for: Client) -> None:
+    thread = thread_create(owner=reader, title="Hostile")
+    title = '<img src=x onerror="alert(1)"> "Guide" & co'
+    (handle,) = _tool(
+        thread, RetrievalHit(text="Step one <script>alert(2)</script>.", title=title, dataset_name="<b>x</b>")
+    )
+    message_append(thread=thread, type="ai", content=f'Step one [<svg onload=prompt(3)> "zzz"](#{handle}).')
+    page = _page(client_for, thread)
+    # The answer's label lives only in a quoted attribute, whole, as the dialog's text.
+    assert _attribute_values(page, "data-label") == ['<svg onload=prompt(3)> "zzz"']
+    markup = re.sub(r"data-label='[^']*'|data-label=\"[^\"]*\"", "", page)
+    assert "<img" not in markup
+    assert "<svg" not in markup
+    assert "<script>alert" not in markup
+    assert "<b>x</b>" not in markup
+    escaped = html_lib.escape(title)
+    assert f'<span class="citation-number">[1]</span> {escaped}</a>' in page
+    assert f'<span class="visually-hidden"> {html_lib.escape(title, quote=False)}</span>' in page
+
+
+def test_tool_summaries_count_what_the_budget_kept_and_name_an_empty_search(
+    reader: User, client_for: Client
+) -> None:
+    collection = collection_get_or_create(name="Tides")
+    for n in range(8):
+        document_ingest(
+            collection=collection,
+            source_key=f"t{n}",
+            content_hash=f"t{n}",
+            title=f"Tides {n}",
+            source_url="",
+            chunks=[ChunkDraft(f"Tide note {n}. " + "The water rises and falls twice a day. " * 10)],
+        )
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    thread = thread_create(owner=reader, title="Tides")
+    kept = retrieval_search(
+        user=reader, tool="knowledge_search", query="tide water", thread_id=thread.id, output_limit=1500
+    )
+    shown = len(HANDLE.findall(kept.content))
+    assert 0 < shown < 8
+    retrieval_search(
+        user=reader, tool="knowledge_search", query='zebra "crossings" & <b>', thread_id=thread.id
+    )
+    page = _page(client_for, thread)
+    summaries = re.findall(r'<span class="tool-summary" data-tool-summary>(.*?)</span>', page)
+    assert summaries == [
+        f"Knowledge search results from local ({shown} of 8 shown).",
+        "Nothing found for “zebra &quot;crossings&quot; &amp; &lt;b&gt;” (Knowledge search, local).",
+    ]
+    notice = re.search(r'<span class="tool-notice" data-tool-notice>(.*?)</span>', page)
+    assert notice is not None
+    assert notice.group(1).startswith(f"{8 - shown} more results omitted to fit the output budget.")
+    # The notice sits in the summary line: seen while the message is folded.
+    summary = re.search(r"<summary>(.*?)</summary>", page, re.S)
+    assert summary is not None
+    assert "data-tool-notice" in summary.group(1)
+
+
+def test_the_view_records_the_query_redacted(reader: User) -> None:
+    binding = binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    assert binding.pk
+    thread = thread_create(owner=reader, title="Q")
+    outcome = retrieval_search(
+        user=reader, tool="knowledge_search", query="nothing here at all", thread_id=thread.id
+    )
+    assert outcome.message_id is not None
+    message = thread.messages.get(pk=outcome.message_id)
+    assert message.tool_view is not None
+    assert message.tool_view["query"] == "nothing here at all"
+    assert json.dumps(message.tool_view).count("nothing here at all") == 1
