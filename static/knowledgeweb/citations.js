@@ -209,7 +209,9 @@
         placed |= 2;
       }
     });
-    return placed === 3 ? { range: range, text: text.slice(start, end) } : null;
+    // The claim as read: the markers left out, and the space they leave before punctuation.
+    var words = text.slice(start, end).replace(/\s+([.,;:!?])/g, "$1");
+    return placed === 3 ? { range: range, text: words } : null;
   }
 
   function highlightClaim(citation) {

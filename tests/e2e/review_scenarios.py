@@ -44,7 +44,7 @@ def speeches(owner: User, name: str = "Speeches") -> Collection:
         chunks=[ChunkDraft(p) for p in gettysburg_paragraphs()],
     )
     binding_create(
-        name=f"local-{owner.username}-{name.lower()}",
+        name=f"local-{owner.username}-{name.lower().replace(' ', '-')}",
         provider="local",
         tools=["knowledge_search"],
         users=[owner],
@@ -89,8 +89,8 @@ def review_thread(owner: User) -> Review:
         thread=thread,
         type="ai",
         content=(
-            "Lincoln said the nation was engaged in a great civil war, and that they had met "
-            f"on a battle-field of that war. [citation:NASA Earth Fact Sheet, 2024](#{speech})"
+            "Lincoln said that they had met on a battle-field of that war. "
+            f"[citation:NASA Earth Fact Sheet, 2024](#{speech})"
         ),
     )
     message_append(thread=thread, type="human", content="Anything else?")
