@@ -8,8 +8,13 @@ second scanner and no regular expression over Markdown (docs/decisions.md,
 
 Decisions:
 
-- A *link* is every ``link_open`` among a paragraph's or heading's inline
-  tokens, autolinks included: exactly what the viewer turns into ``<a>``.
+- The grammar is CommonMark with three GitHub extensions: tables,
+  ``~~strikethrough~~`` and bare URLs as links ("linkify": only URLs written with
+  ``http://``, ``https://`` or ``mailto:``, and e-mail addresses; never a bare host,
+  since ``setup.py`` and ``README.md`` end in country domains).
+- A *link* is every ``link_open`` among a paragraph's, heading's or table cell's
+  inline tokens, autolinks and linkified URLs included: exactly what the viewer
+  turns into ``<a>``.
   Links written inside an image's description are not links (the viewer shows
   the description as text), nor is anything inside a code span or code block.
 - A link's *label* is its text as a reader sees it: text, code spans and image
@@ -19,6 +24,11 @@ Decisions:
   where nothing is live. The token cap bounds what follows the parse (the
   sanitizer and the export's regeneration cost time per element): an honest
   answer holds a few hundred tokens, a hostile one tens of thousands.
+- A message whose tables hold more than ``MAX_TABLE_CELLS`` cells in all is parsed
+  again with tables off: its tables read as the paragraphs of text they are written
+  as (links in them still links), on the page, in the report and in the export alike.
+  Each cell costs the sanitizer and the export's table layout a little; a message
+  may hold thousands.
 - markdown-it keeps no source offsets for inline tokens, so the grammar records
   each inline link's exact source text while parsing (a wrapper around the
   parser's own link rule, which decides nothing); the budget needs it to turn a
@@ -32,10 +42,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkLabel
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline import link as link_rule
+from markdown_it.rules_inline import linkify as linkify_rule
 from markdown_it.token import Token
 
 from knowledgeweb.counters import Counter
@@ -51,6 +63,11 @@ MAX_TOKENS = 5_000
 #: A message with more opening brackets is shown as written without being parsed: each
 #: ``[`` makes markdown-it look for a link, the costliest thing hostile input can ask of it.
 MAX_BRACKETS = 2_000
+#: A message whose tables hold more cells (over all its tables) shows them as text.
+MAX_TABLE_CELLS = 1_000
+
+#: Longer than any scheme the linkifier knows (``mailto``): see ``_bounded_scheme_search``.
+_SCHEME_WINDOW = 32
 
 _SOURCE = "knowledgeweb_source"
 _LABEL_SOURCE = "knowledgeweb_label_source"
@@ -93,6 +110,8 @@ class ParsedMarkdown:
     too_deep: bool
     links: tuple[Link, ...] = field(default=())
     too_large: bool = False
+    #: Its tables held more than ``MAX_TABLE_CELLS`` cells: parsed with tables off.
+    tables_as_text: bool = False
 
     @property
     def as_written(self) -> bool:
@@ -127,11 +146,59 @@ def _recording(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInli
     return wrapped
 
 
-@lru_cache(maxsize=1)
-def markdown_parser() -> MarkdownIt:
-    """The one parser configuration: CommonMark, raw HTML shown as text, bounded nesting."""
-    md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING})
+def _bounded_scheme_search(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInline, bool], bool]:
+    """Wrap markdown-it's inline linkify rule so that each ``://`` costs constant time.
+
+    The rule finds the scheme before ``://`` by searching all the text pending since the
+    last token, and a ``://`` that links nothing leaves that text pending: 8,000 of them
+    in 40,000 characters took 11 s. Only a run of scheme characters at the very end can
+    match, and one longer than ``_SCHEME_WINDOW`` is no scheme the linkifier knows, so
+    the rule sees only the window: the text before it becomes a text token of its own
+    (markdown-it joins adjacent text tokens again), or, in silent mode, where no token
+    may be pushed, is set aside and put back. The rule decides exactly as before.
+    """
+
+    def wrapped(state: StateInline, silent: bool) -> bool:
+        pending = state.pending
+        if len(pending) <= _SCHEME_WINDOW or not state.src.startswith("://", state.pos):
+            return rule(state, silent)
+        if silent:
+            state.pending = pending[-_SCHEME_WINDOW:]
+            try:
+                return rule(state, silent)
+            finally:
+                state.pending = pending
+        state.pending = pending[:-_SCHEME_WINDOW]
+        state.pushPending()
+        state.pending = pending[-_SCHEME_WINDOW:]
+        return rule(state, silent)
+
+    return wrapped
+
+
+def _linkifier() -> LinkifyIt:
+    """Bare URLs that become links: written with their scheme (or an e-mail address).
+
+    No fuzzy hosts (``setup.py``, ``README.md``: file names end in country domains), no
+    ``ftp:`` (the sanitizer would leave a dead ``<a>``) and no protocol-relative ``//``
+    (which would also match the tail of ``javascript://``).
+    """
+    return LinkifyIt().add("ftp:", None).add("//", None).set({"fuzzy_link": False, "fuzzy_ip": False})
+
+
+@lru_cache(maxsize=2)
+def markdown_parser(*, tables: bool = True) -> MarkdownIt:
+    """The one parser configuration: CommonMark with GFM tables, strikethrough and bare
+    URLs, raw HTML shown as text, bounded nesting.
+
+    ``tables=False`` is the same grammar with tables read as paragraphs, for messages over
+    ``MAX_TABLE_CELLS``; its options are the same, so renderers may use either's.
+    """
+    md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING, "linkify": True})
+    md.linkify = _linkifier()
+    md.enable(["strikethrough", "linkify", *(["table"] if tables else [])])
     md.inline.ruler.at("link", _recording(link_rule))
+    md.inline.ruler.at("linkify", _bounded_scheme_search(linkify_rule))
     return md
 
 
@@ -160,15 +227,30 @@ def parse_markdown(text: str, *, capped: bool = True) -> ParsedMarkdown:
     parse_counter.increment()
     env: dict[str, Any] = {}
     tokens = markdown_parser().parse(text, env)
+    # Not a structure cap: which cells are tables is grammar, so it holds uncapped too.
+    tables_as_text = table_cells(tokens) > MAX_TABLE_CELLS
+    if tables_as_text:
+        parse_counter.increment()
+        env = {}
+        tokens = markdown_parser(tables=False).parse(text, env)
     if nesting_exceeded(tokens):
-        return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=True)
+        return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=True, tables_as_text=tables_as_text)
     if capped and len(tokens) + sum(len(t.children or ()) for t in tokens) > MAX_TOKENS:
-        return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=False, too_large=True)
+        return ParsedMarkdown(
+            text=text, tokens=tokens, env=env, too_deep=False, too_large=True, tables_as_text=tables_as_text
+        )
     links: list[Link] = []
     for token in tokens:
         if token.type == "inline" and token.children:
             links.extend(_inline_links(token.children))
-    return ParsedMarkdown(text=text, tokens=tokens, env=env, too_deep=False, links=tuple(links))
+    return ParsedMarkdown(
+        text=text, tokens=tokens, env=env, too_deep=False, links=tuple(links), tables_as_text=tables_as_text
+    )
+
+
+def table_cells(tokens: Sequence[Token]) -> int:
+    """How many table cells (header and body, over all tables) a parse holds."""
+    return sum(1 for token in tokens if token.type in {"th_open", "td_open"})
 
 
 def find_citations(markdown: str) -> list[Citation]:

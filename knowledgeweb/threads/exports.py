@@ -19,6 +19,7 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from django.core.serializers.json import DjangoJSONEncoder
+from mdformat.plugins import PARSER_EXTENSIONS
 from mdformat.renderer import DEFAULT_RENDERERS, MDRenderer, RenderContext, RenderTreeNode
 
 from knowledgeweb.knowledge import Evidence
@@ -139,7 +140,7 @@ class _Regenerate:
         link = next(self.links, None)
         if link is None or str(node.attrs.get("href", "")) != link.href:
             raise _MismatchError
-        label = "".join(child.render(context) for child in node.children)
+        label = _inert("".join(child.render(context) for child in node.children))
         if targets_reference_anchor(link.href):
             return label  # only the export's own markers may lead to a reference
         if self.verdicts is None or not link.is_citation:
@@ -153,8 +154,27 @@ class _Regenerate:
         return f"{label}{self.slot}{len(self.handles) - 1}{self.slot}"
 
 
+#: mdformat-gfm's renderers for tables and ``~~``, and its escapes that keep text from turning into
+#: either (a table read as text, because of ``MAX_TABLE_CELLS``, stays text in the export too).
+_GFM = (PARSER_EXTENSIONS["tables"], PARSER_EXTENSIONS["gfm"])
+
+
 class _MismatchError(Exception):
     pass
+
+
+def _inert(label: str) -> str:
+    """A label written in place of its link, escaped so that no bare URL in it becomes a link again.
+
+    The grammar links bare URLs (``https://…``, ``mailto:…``, e-mail addresses), so the label of
+    an autolink or a linkified URL would otherwise be a link once more when the text is read.
+    Only a label the linkifier finds something in is touched; ``\\:`` and ``\\@`` read as the
+    characters they escape.
+    """
+    linkify = markdown_parser().linkify
+    if linkify is None or not linkify.test(label):
+        return label
+    return label.replace(":", "\\:").replace("@", "\\@")
 
 
 class _Node(RenderTreeNode):
@@ -211,7 +231,7 @@ def message_export_parts(
         return [_verbatim(parsed.text)]
     slot = _slot(parsed.text)
     regenerate = _Regenerate(parsed.links, verdicts, slot)
-    options = {**markdown_parser().options, "parser_extension": [regenerate], "mdformat": {}}
+    options = {**markdown_parser().options, "parser_extension": [*_GFM, regenerate], "mdformat": {}}
     try:
         text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
     except _MismatchError:

@@ -2,7 +2,7 @@
 
 Property tests over generated Markdown (code spans, fences, images, nested
 brackets, reference links, stray backticks across paragraphs, both anchor forms,
-look-alikes). For each answer: the viewer's ``data-citation`` states, the
+look-alikes, and the GitHub extensions: table cells, pipes, ``~~``, bare URLs). For each answer: the viewer's ``data-citation`` states, the
 report's states and the export's numbered references must agree exactly, and
 all three must be what the grammar finds (docs/decisions.md, "One link grammar").
 """
@@ -17,8 +17,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from knowledgeweb.knowledge import Evidence, RetrievalHit, RetrievalResult, find_citations, format_result_view
+from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS
 from knowledgeweb.threads.evidence import resolve_citation
 from knowledgeweb.threads.exports import message_export_parts, thread_export
 from knowledgeweb.threads.models import Thread
@@ -91,6 +93,16 @@ def pieces(draw: st.DrawFn) -> str:
                 "*",
                 "_",
                 f"\n\n[r{len(href) % 3}]: {href}\n\n",
+                # GitHub-flavoured Markdown: a table around a link, stray pipes, strikethrough,
+                # bare URLs (one carrying the href as its fragment or path) and e-mail addresses.
+                f"\n\n| [{label}]({href}) | x |\n|---|:-:|\n| ",
+                f"\n\n| a | b |\n| --- | --- |\n| {label} | [{label}]({href}) |\n\n",
+                " | ",
+                "|",
+                "~~",
+                f" https://example.org/{href} ",
+                f"https://example.org/{href}",
+                " mailto:a@example.org a@example.org ",
             ]
         )
     )
@@ -172,6 +184,45 @@ def test_stray_backticks_in_two_paragraphs_regression_through_the_whole_app(user
     text = thread_export(thread=thread, format="markdown").content
     assert "it is [\\[1\\]](#ref-" in text
     assert "again [\\[1\\]](#ref-" in text
+
+
+@pytest.mark.parametrize("over_the_cap", [False, True])
+def test_a_table_and_tables_over_the_cell_cap_agree_through_the_whole_app(
+    over_the_cap: bool, user: User, db: None
+) -> None:
+    thread = thread_create(owner=user, title="Tables")
+    formatted = format_result_view(
+        RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="Fact.", title="doc.md"),))
+    )
+    message_append(
+        thread=thread,
+        type="tool",
+        name="knowledge_search",
+        content=formatted.content,
+        artifact=formatted.artifact,
+        trusted=True,
+        tool_view=formatted.view,
+    )
+    handle = formatted.view["hits"][0]["handle"]
+    rows = MAX_TABLE_CELLS // 2 + 1 if over_the_cap else 3
+    table = "| a | b |\n|:-:|---|\n" + f"| [it is](#{handle}) | x |\n" + "| y | ~~z~~ |\n" * (rows - 2)
+    message_append(
+        thread=thread, type="ai", content=f"{table}\nAnd [again](#{handle}) at https://example.org."
+    )
+    _agree_in_app(thread, user)
+    (entry,) = thread_citations(thread=thread)
+    assert [c.state for c in entry.citations] == ["resolved", "resolved"]
+    client = Client()
+    client.force_login(user)
+    html = client.get(f"/threads/{thread.id}/").content.decode()
+    assert ("<table>" in html) is not over_the_cap
+    assert 'class="align-center"' in html or over_the_cap
+    text = thread_export(thread=thread, format="markdown").content
+    assert "it is [\\[1\\]](#ref-" in text
+    assert "again [\\[1\\]](#ref-" in text
+    # The export holds a table exactly when the page does, for any GFM reader (no cell cap there).
+    reader = MarkdownIt("commonmark").enable("table")
+    assert any(t.type == "table_open" for t in reader.parse(text)) is not over_the_cap
 
 
 def _agree_in_app(thread: Thread, user: User) -> None:

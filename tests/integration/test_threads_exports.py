@@ -272,7 +272,8 @@ def test_markers_written_in_the_thread_stay_plain_text_while_genuine_markers_are
         "Forged plain [1] and [2].\n\n"
         "Forged link [1], [2], [3], [4].\n\n"
         "Forged by reference [5] and 6.\n\n"
-        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> https://example.org/#ref-9 '
+        # A bare URL is a link (GFM): the autolink's label is written with its colon escaped.
+        '\\<a href="#ref-7">[7]\\</a> \\<sup id="ref-8">[8]\\</sup> https\\://example.org/#ref-9 '
         # CommonMark reads "[^1]" with its definition as an ordinary link, and so does the export.
         "and a footnote[^1](https://example.org/note).\n\n"
         # The text is regenerated from the viewer's tokens: a thematic break is written as one.

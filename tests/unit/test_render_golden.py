@@ -64,4 +64,4 @@ def test_the_renderer_output_is_pinned(case: str) -> None:
 
 
 def test_the_corpus_is_there() -> None:
-    assert CASES == ["basics", "citations", "code", "hostile"]
+    assert CASES == ["basics", "citations", "code", "gfm", "hostile"]

@@ -51,7 +51,15 @@ RENDER_MODULES: tuple[str, ...] = (
     "knowledgeweb.threads.rendering.tools",
 )
 RENDER_TEMPLATES: tuple[str, ...] = ("web/fragments/tool_message.html",)
-RENDER_PACKAGES: tuple[str, ...] = (*READER_PACKAGES, "markdown-it-py", "mdformat", "bleach", "Django")
+RENDER_PACKAGES: tuple[str, ...] = (
+    *READER_PACKAGES,
+    "markdown-it-py",
+    "linkify-it-py",
+    "mdformat",
+    "mdformat-gfm",
+    "bleach",
+    "Django",
+)
 
 
 def module_path(name: str) -> Path:

@@ -10,6 +10,10 @@ sees it; the sanitizer is the second, independent line of defence.
 
 Images are rendered as their alt text: the page's CSP would block a remote
 image anyway, and loading one would tell a third party who reads the thread.
+
+A table cell's alignment is a class (``align-left``, ``align-center``,
+``align-right``), never markdown-it's ``style`` attribute: the CSP forbids inline
+styles, and the sanitizer allows no ``style`` at all.
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, markdown_parser, parse_markdown
+from knowledgeweb.knowledge.linkgrammar import (
+    MAX_TABLE_CELLS,
+    ParsedMarkdown,
+    markdown_parser,
+    parse_markdown,
+)
 
 
 def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -31,10 +40,27 @@ def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: Option
     return f"<em>{escapeHtml(alt)}</em>" if alt else ""
 
 
+#: markdown-it's alignment styles and the classes that stand for them.
+ALIGN_CLASSES = {
+    "text-align:left": "align-left",
+    "text-align:center": "align-center",
+    "text-align:right": "align-right",
+}
+
+
+def _cell_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # The token is read, never changed: the export reads the same style to write ``:--:``.
+    token = tokens[idx]
+    align = ALIGN_CLASSES.get(str(token.attrGet("style") or ""))
+    return f'<{token.tag} class="{align}">' if align else f"<{token.tag}>"
+
+
 def _renderer() -> RendererHTML:
     # A renderer of our own: the shared parser (and its default renderer) stays untouched.
     renderer = RendererHTML()
     renderer.rules["image"] = _image_as_text.__get__(renderer)
+    renderer.rules["th_open"] = _cell_open.__get__(renderer)
+    renderer.rules["td_open"] = _cell_open.__get__(renderer)
     return renderer
 
 
@@ -45,6 +71,11 @@ TOO_DEEP_NOTICE = (
     "It is shown exactly as written, and its links are not followed or checked."
 )
 
+
+TABLES_AS_TEXT_NOTICE = (
+    f"This message's tables hold more than {MAX_TABLE_CELLS:,} cells: "
+    "they are shown as the text they were written as."
+)
 
 TOO_LARGE_NOTICE = (
     "This message holds too much formatting to show as formatted text. "
@@ -59,12 +90,13 @@ def verbatim_html(text: str, notice: str = TOO_DEEP_NOTICE) -> str:
 
 def parsed_to_html(parsed: ParsedMarkdown) -> str:
     """Render a parse to HTML; a message nested too deeply or holding too much structure
-    (``linkgrammar.MAX_TOKENS``) is shown as written."""
+    (``linkgrammar.MAX_TOKENS``) is shown as written; tables read as text say so."""
     if parsed.too_deep:
         return verbatim_html(parsed.text)
     if parsed.too_large:
         return verbatim_html(parsed.text, TOO_LARGE_NOTICE)
-    return _RENDERER.render(parsed.tokens, markdown_parser().options, parsed.env)
+    html = _RENDERER.render(parsed.tokens, markdown_parser().options, parsed.env)
+    return f"<p><em>{TABLES_AS_TEXT_NOTICE}</em></p>\n{html}" if parsed.tables_as_text else html
 
 
 def markdown_to_html(text: str) -> str:

@@ -1,6 +1,7 @@
 """The sanitizer, the second stage of the render pipeline (docs/architecture.md#pages-and-dom-hooks).
 
-A strict allowlist of the tags CommonMark produces. On top of bleach:
+A strict allowlist of the tags CommonMark and the grammar's GitHub extensions (tables,
+strikethrough) produce. On top of bleach:
 
 - every ``id`` and ``name`` a user wrote gets the ``user-content-`` prefix, so no
   message can create an element that shadows the sources panel's
@@ -58,12 +59,21 @@ ALLOWED_TAGS = frozenset(
         "ol",
         "p",
         "pre",
+        "s",
         "strong",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
         "ul",
     }
 )
 
 _LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
+#: A table cell's alignment, as the renderer writes it (no ``style``: the CSP forbids inline styles).
+CELL_ALIGN_CLASSES = frozenset({"align-left", "align-center", "align-right"})
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -75,6 +85,8 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
         return name == "start" and value.isdigit()
     if tag == "code":
         return name == "class" and bool(_LANGUAGE_CLASS.fullmatch(value))
+    if tag in {"th", "td"}:
+        return name == "class" and value in CELL_ALIGN_CLASSES
     return False
 
 
