@@ -112,7 +112,7 @@ def _answer_item(message_view: MessageView, number: int, sources: list[SourceEnt
     links = "".join(_reference(entry) for entry in sources)
     block = (
         f'<section class="answer-sources" data-answer-sources id="{anchor}" aria-labelledby="{anchor}-heading">'
-        f'<h3 class="answer-sources-heading" id="{anchor}-heading">Sources of answer {number}</h3>'
+        f'<p class="answer-sources-heading" id="{anchor}-heading">Sources of answer {number}</p>'
         f'<ol class="answer-source-list">{links}</ol></section>'
     )
     return item[: -len("</li>")] + block + "</li>"

@@ -88,12 +88,13 @@ def test_every_app_page_has_no_axe_violations(
         page.locator('a.citation[data-citation="resolved"]').first.click()
         expect(page.locator("dialog[data-citation-dialog]")).to_be_visible()
 
-    def open_outline_and_sources(page: Page) -> None:
+    def open_outline_and_a_reason(page: Page) -> None:
         page.locator("[data-outline] summary").click()
-        page.locator("[data-answer-sources] summary").first.click()
+        page.locator('button.citation[data-citation="unresolved"]').first.click()
+        expect(page.locator(".citation-reason:popover-open")).to_have_count(1)
 
     check("thread dialog", f"/threads/{scenarios['verified'].id}/", open_dialog)
-    check("thread outline open", f"/threads/{scenarios['long'].id}/", open_outline_and_sources)
+    check("thread outline open", f"/threads/{scenarios['long'].id}/", open_outline_and_a_reason)
     check("home", "/")
     check("home page 2", "/?page=2")
     check("home search", "/?q=filler")

@@ -48,7 +48,7 @@ def test_a_hostile_genuine_source_is_shown_as_text_and_lookalike_links_open_noth
         thread=thread,
         type="ai",
         content=(
-            f"Real [<img src=x onerror=alert(5)>](#{handle}). "
+            f"Real [<svg onload=prompt(5)>](#{handle}). "
             f"Lookalikes [upper](#knowledge-source-{record_id.upper()}) "
             f"[absolute](https://evil.example/#{handle}) "
             f"[doubled](#user-content-user-content-{handle})."
@@ -70,7 +70,7 @@ def test_a_hostile_genuine_source_is_shown_as_text_and_lookalike_links_open_noth
     assert dialog.locator('[data-dialog-field="dataset"]').text_content() == DATASET
     # The answer's hostile label is named as text where it misleads, and is never the link's text.
     assert dialog.locator('[data-dialog-field="label-mismatch"]').text_content() == (
-        "The answer labelled this citation “<img src=x onerror=alert(5)>”."
+        "The answer labelled this citation “<svg onload=prompt(5)>”."
     )
     assert dialog.locator("img, svg, script, b").count() == 0
     page.keyboard.press("Escape")
