@@ -36,7 +36,7 @@ def _dialog(page: Page) -> Any:
 def _claim_highlight(page: Page) -> str:
     return str(
         page.evaluate(
-            """() => {
+            r"""() => {
               const h = CSS.highlights.get("knowledgeweb-claim");
               // The claim's own words: the citation markers inside the range are not part of it.
               const text = (range) => {
