@@ -150,29 +150,58 @@
 
   // ---- claims --------------------------------------------------------------
 
+  // The text nodes of ``block`` (a row: of its cells) that are the answer's own words, not
+  // a citation's number or reason.
+  function ownText(block, row) {
+    var walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        var parent = node.parentElement;
+        if (!parent || parent.closest(".citation, .citation-reason")) return NodeFilter.FILTER_REJECT;
+        var owner = parent.closest(BLOCKS);
+        var mine = owner === block || (row && owner && owner.parentElement === block);
+        return mine ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+      },
+    });
+    var nodes = [];
+    for (var node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    return nodes;
+  }
+
+  // A citation alone in a table cell claims what its row says (as the server reads it).
+  function rowClaim(citation) {
+    var row = citation.closest("tr");
+    var nodes = row ? ownText(row, true).filter(function (node) {
+      return node.data.trim() !== "";
+    }) : [];
+    if (!nodes.length) return null;
+    var range = document.createRange();
+    range.setStart(nodes[0], 0);
+    var last = nodes[nodes.length - 1];
+    range.setEnd(last, last.data.length);
+    var words = nodes
+      .map(function (node) {
+        return node.data.trim();
+      })
+      .join(" ");
+    return { range: range, text: words };
+  }
+
   // The sentence of the answer that holds ``citation``: {range, text}, or null.
   function claimOf(citation) {
     if (!messages || !citation || !messages.contains(citation)) return null;
     var block = citation.closest(BLOCKS);
     if (!block) return null;
-    var walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT, {
-      acceptNode: function (node) {
-        var parent = node.parentElement;
-        if (!parent || parent.closest(".citation, .citation-reason")) return NodeFilter.FILTER_REJECT;
-        return parent.closest(BLOCKS) === block ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
-      },
-    });
     var nodes = [];
     var text = "";
     var position = 0;
-    for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+    ownText(block, false).forEach(function (node) {
       if (citation.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_PRECEDING) {
         position = text.length + node.data.length;
       }
       nodes.push({ node: node, start: text.length });
       text += node.data;
-    }
-    if (!nodes.length) return null;
+    });
+    if (!text.trim()) return block.matches("td, th") ? rowClaim(citation) : null;
     var ends = [];
     SENTENCE_END.lastIndex = 0;
     for (var match = SENTENCE_END.exec(text); match; match = SENTENCE_END.exec(text)) {

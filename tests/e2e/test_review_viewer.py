@@ -17,6 +17,7 @@ from django.test import Client
 from playwright.sync_api import Page, expect
 
 from knowledgeweb.accounts.services import token_create
+from knowledgeweb.threads.services import message_append
 from tests.e2e.review_scenarios import Review, review_thread, speeches, summaries_thread
 from tests.e2e.watching import Watched
 
@@ -328,4 +329,37 @@ def test_an_excerpt_wraps_softly_and_copies_exactly(open_page: Opener, reader: t
         }"""
     )
     assert copied == "Mercury is the smallest planet.\nIts orbit takes 88 days."
+    assert watched.errors == []
+
+
+def test_a_table_in_an_answer_renders_with_its_citation_resolved_inside(
+    open_page: Opener, reader: tuple[User, Any]
+) -> None:
+    review = review_thread(reader[0])
+    message_append(
+        thread=review.thread,
+        type="ai",
+        content=(
+            "| Claim | Source |\n|:---|---:|\n"
+            f"| They met on a great battle-field | [citation:speech](#{review.speech}) |\n"
+            "| ~~Mercury is large~~ | see https://example.org/planets |\n"
+        ),
+    )
+    page, watched = open_page(f"/threads/{review.thread.id}/", viewport={"width": 390, "height": 844})
+    table = page.locator('[data-message-type="ai"]').nth(2).locator("table")
+    expect(table).to_be_visible()
+    cited = table.locator(f'td {RESOLVED}[href="#{review.speech}"]')
+    expect(cited.locator(".citation-number")).to_have_text("[1]")
+    expect(table.locator("s")).to_have_text("Mercury is large")
+    expect(table.locator('a[href="https://example.org/planets"]')).to_have_attribute(
+        "rel", "noopener noreferrer"
+    )
+    # A wide table scrolls in its own box; the page does not scroll sideways on a phone.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    cited.click()
+    dialog = _dialog(page)
+    expect(dialog.locator('[data-dialog-field="title"]')).to_have_text("The Gettysburg Address")
+    # The claim of a citation alone in its cell is its row.
+    expect(dialog.locator('[data-dialog-field="claim"]')).to_have_text("They met on a great battle-field")
+    expect(dialog.locator('[data-dialog-field="excerpt"] mark')).to_have_text([review.closest])
     assert watched.errors == []

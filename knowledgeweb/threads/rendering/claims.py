@@ -32,13 +32,31 @@ MAX_COMPARISONS = 5_000
 
 
 def citation_claims(parsed: ParsedMarkdown) -> list[str]:
-    """The claim sentence of each citation link of ``parsed``, in order."""
+    """The claim sentence of each citation link of ``parsed``, in order.
+
+    A citation alone in a table cell (a "Source" column) claims what its row says: the
+    row's other cells, read as one text.
+    """
     claims: list[str] = []
     links = iter(parsed.links)
+    row: list[str] | None = None  # the cells of the table row being read, if any
+    pending: list[int] = []  # claims of the row still waiting for its text
     for token in parsed.tokens:
-        if token.type == "inline" and token.children:
+        if token.type == "tr_open":
+            row, pending = [], []
+        elif token.type == "tr_close" and row is not None:
+            for index in pending:
+                claims[index] = " ".join(cell for cell in row if cell)
+            row, pending = None, []
+        elif token.type == "inline" and token.children:
             text, markers = _block_text(token.children, links)
-            claims.extend(claim_at(text, position) for position in markers)
+            if row is not None:
+                row.append(text.strip())
+            for position in markers:
+                claim = claim_at(text, position)
+                if not claim and row is not None:
+                    pending.append(len(claims))
+                claims.append(claim)
     return claims
 
 
