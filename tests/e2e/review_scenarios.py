@@ -15,7 +15,8 @@ from django.contrib.auth.models import User
 
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import RetrievalHit
-from knowledgeweb.library.models import Collection
+from knowledgeweb.library.models import Chunk, Collection
+from knowledgeweb.library.passages import passage_path
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Thread
@@ -32,6 +33,10 @@ def gettysburg_paragraphs() -> list[str]:
     return [p.strip() for p in text.split("\n\n") if p.strip() and not p.startswith("#")]
 
 
+def binding_name(owner: User, collection: str) -> str:
+    return f"local-{owner.username}-{collection.lower().replace(' ', '-')}"
+
+
 def speeches(owner: User, name: str = "Speeches") -> Collection:
     """A collection holding the speech, one chunk per paragraph, served to ``owner`` alone."""
     collection = collection_get_or_create(name=name)
@@ -44,7 +49,7 @@ def speeches(owner: User, name: str = "Speeches") -> Collection:
         chunks=[ChunkDraft(p) for p in gettysburg_paragraphs()],
     )
     binding_create(
-        name=f"local-{owner.username}-{name.lower().replace(' ', '-')}",
+        name=binding_name(owner, name),
         provider="local",
         tools=["knowledge_search"],
         users=[owner],
@@ -72,7 +77,11 @@ def review_thread(owner: User) -> Review:
     thread = thread_create(owner=owner, title="What Lincoln said")
     message_append(thread=thread, type="human", content="What did Lincoln say about the civil war?")
     outcome = retrieval_search(
-        user=owner, tool="knowledge_search", query="great civil war battle-field", thread_id=thread.id
+        user=owner,
+        tool="knowledge_search",
+        query="great civil war battle-field",
+        thread_id=thread.id,
+        binding_name=binding_name(owner, "Speeches"),
     )
     speech = _HANDLE.findall(outcome.content)[0]
     _, (other,) = retrieve(
@@ -128,3 +137,9 @@ def summaries_thread(owner: User) -> Thread:
         )
         assert outcome.status == "success", outcome.content
     return thread
+
+
+def speech_passage_path(name: str = "Speeches") -> str:
+    """The "Open in document" page of the cited paragraph (the one about the battle-field)."""
+    chunk = Chunk.objects.get(document__collection__name=name, text__contains="battle-field")
+    return passage_path(collection_name=name, excerpt=chunk.text)

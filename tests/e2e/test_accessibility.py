@@ -19,10 +19,12 @@ from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, expect
 
+from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.library.provider import LocalProvider
 from knowledgeweb.providers.errors import ProviderTimeoutError
 from knowledgeweb.threads.services import thread_create
 from tests.e2e.navigation_scenarios import demo_threads, long_thread
+from tests.e2e.review_scenarios import binding_name, review_thread, speech_passage_path
 from tests.e2e.scenarios import forged_thread, hostile_thread, verified_thread
 from tests.e2e.watching import Watched
 
@@ -59,6 +61,7 @@ def test_every_app_page_has_no_axe_violations(
         "forged": forged_thread(owner).thread,
         "hostile": hostile_thread(owner).thread,
         "long": long_thread(owner, turns=8),
+        "review": review_thread(owner).thread,
     }
     for n in range(55):
         thread_create(owner=owner, title=f"Filler thread {n}")
@@ -93,7 +96,22 @@ def test_every_app_page_has_no_axe_violations(
         page.locator('button.citation[data-citation="unresolved"]').first.click()
         expect(page.locator(".citation-reason:popover-open")).to_have_count(1)
 
+    def open_marked_dialog(page: Page) -> None:
+        page.locator('a.citation[data-citation="resolved"]').first.click()
+        expect(page.locator('dialog[data-citation-dialog] [data-dialog-field="excerpt"] mark')).to_have_count(
+            1
+        )
+
+    def open_a_reason(page: Page) -> None:
+        page.locator('button.citation[data-citation="malformed"]').first.click()
+        expect(page.locator(".citation-reason:popover-open")).to_have_count(1)
+
     check("thread dialog", f"/threads/{scenarios['verified'].id}/", open_dialog)
+    check("review dialog", f"/threads/{scenarios['review'].id}/", open_marked_dialog)
+    check("review reason", f"/threads/{scenarios['review'].id}/", open_a_reason)
+    check("document passage", speech_passage_path())
+    # The Ask checks below expect the reader's one binding, the sample corpus's.
+    KnowledgeBinding.objects.filter(name=binding_name(owner, "Speeches")).delete()
     check("thread outline open", f"/threads/{scenarios['long'].id}/", open_outline_and_a_reason)
     check("home", "/")
     check("home page 2", "/?page=2")
