@@ -2,7 +2,9 @@
 
 For each hostile input of ``MAX_PROSE_CHARS`` characters, the whole write-time
 render of one answer: parse (the link grammar), HTML, sanitizer with the
-citation hooks, and the export text regenerated from the tokens. Times are CPU
+citation hooks (its citations resolve against a source as long as a whole tool
+output, so each one's claim and closest passage are worked out), and the export
+text regenerated from the tokens. Times are CPU
 seconds of this process (``time.process_time``), so other work on a shared
 machine inflates them less than wall time; the verdict is against 1 s.
 
@@ -79,6 +81,10 @@ def cases(size: int, max_cells: int) -> dict[str, str]:
         "2,000 unmatched [ among words": ("[a " * 2000 + fill("words "))[:size],
         "1,200 citation links": ((f"[l]({HANDLE}) " * 1200) + fill("words "))[:size],
         "1,200 bare URLs": (("https://e.org/x " * 1200) + fill("words "))[:size],
+        # Each citation with a claim of its own: the claim-to-passage comparisons are budgeted.
+        "1,200 distinct claims, each cited": "".join(
+            f"Claim {n} holds words about tables. [l]({HANDLE}) " for n in range(1200)
+        )[:size],
         # At the cell cap (formatted as a table) and one row over it (shown as text).
         "table at the cell cap, words in cells": table(columns, at_cap, "some words in a cell"),
         # A citation in every fourth cell: about as many as the token cap leaves room for.
@@ -91,6 +97,7 @@ def cases(size: int, max_cells: int) -> dict[str, str]:
 
 def main() -> int:
     setup_django()
+    from knowledgeweb.knowledge import Evidence
     from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS, MAX_TOKENS
     from knowledgeweb.threads.exports import message_export_parts
     from knowledgeweb.threads.rendering.pipeline import render_assistant_content
@@ -100,13 +107,22 @@ def main() -> int:
         f"One hostile answer at the prose cap ({MAX_PROSE_CHARS:,} characters; structure cap "
         f"{MAX_TOKENS:,} tokens; tables up to {MAX_TABLE_CELLS:,} cells)"
     )
+    # The citations resolve, against an excerpt as long as a whole tool output, so that the
+    # claim of each and the closest passage of its source are worked out too.
+    handle = HANDLE.removeprefix("#")
+    excerpt = " ".join(f"Sentence {n} holds some words about links and tables." for n in range(300))
+    evidence = {
+        handle: Evidence(
+            handle=handle, form="shared", id="0" * 32, provider="local", title="Words", excerpt=excerpt
+        )
+    }
     ok = True
     for name, text in cases(MAX_PROSE_CHARS, MAX_TABLE_CELLS).items():
         samples = []
         as_written = tables_as_text = False
         for _ in range(max(3, REPEAT // 2)):
             start = time.process_time()
-            rendered = render_assistant_content(text, {})
+            rendered = render_assistant_content(text, evidence)
             message_export_parts(rendered.parsed, rendered.verdicts)
             samples.append(time.process_time() - start)
             as_written = rendered.parsed.as_written

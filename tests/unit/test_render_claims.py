@@ -99,3 +99,18 @@ def test_a_claim_met_again_is_not_compared_again_and_the_work_is_bounded(
     assert len(calls) == MAX_COMPARISONS // sentences == 10
     assert [hook.verdict.state for hook in rendered.hooks] == ["resolved"] * 40
     assert all(hook.passage == () for hook in rendered.hooks[10:])
+
+
+def test_claims_read_from_a_window_are_the_claims_of_the_whole_block() -> None:
+    from knowledgeweb.knowledge.passages import claim_at
+    from knowledgeweb.threads.rendering.claims import _claims
+
+    text = (
+        "Mr. Lincoln spoke at 3.30 p.m. on Nov. 19. The crowd, e.g. soldiers, listened. "
+        "J. R. Young wrote it down… and then left! Was it short? It was: 272 words. "
+        "Dr. Wills had invited him.\nThe ceremony ended.  Everyone went home."
+    )
+    markers = sorted(
+        {0, len(text), *range(0, len(text), 7), *(i + 1 for i, c in enumerate(text) if c in ".!?")}
+    )
+    assert _claims(text, markers) == [claim_at(text, p) for p in markers]

@@ -17,6 +17,7 @@ that budget get no marked passage.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
 from markdown_it.token import Token
@@ -52,11 +53,36 @@ def citation_claims(parsed: ParsedMarkdown) -> list[str]:
             text, markers = _block_text(token.children, links)
             if row is not None:
                 row.append(text.strip())
-            for position in markers:
-                claim = claim_at(text, position)
+            for claim in _claims(text, markers):
                 if not claim and row is not None:
                     pending.append(len(claims))
                 claims.append(claim)
+    return claims
+
+
+def _claims(text: str, markers: Sequence[int]) -> list[str]:
+    """``claim_at`` for each marker of one block, the block split into sentences once.
+
+    Each claim is read from a window of five sentences around its marker, so a block of
+    a thousand cited sentences costs one split, not a thousand (bench/hostile.py).
+    """
+    if len(markers) <= 1:
+        return [claim_at(text, position) for position in markers]
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for segment in excerpt_segments(text):
+        if segment.kind == "sentence":
+            spans.append((offset, offset + len(segment.text)))
+        offset += len(segment.text)
+    if not spans:
+        return [claim_at(text, position) for position in markers]
+    starts = [start for start, _ in spans]
+    claims = []
+    for position in markers:
+        here = max(0, bisect_right(starts, max(position - 1, 0)) - 1)
+        low = min(spans[max(here - 2, 0)][0], position)
+        high = max(spans[min(here + 2, len(spans) - 1)][1], position)
+        claims.append(claim_at(text[low:high], position - low))
     return claims
 
 
