@@ -29,12 +29,15 @@ def setup_django() -> None:
     os.environ["DEBUG"] = "0"
     os.environ["ALLOWED_HOSTS"] = "testserver"
     os.environ["LOG_LEVEL"] = "WARNING"
+    # Pages name their static files by the manifest that collectstatic writes, as in production.
+    os.environ["STATIC_ROOT"] = f"{workdir}/static"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "knowledgeweb.settings")
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
 
 
 def median_seconds(

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 SegmentKind = Literal["sentence", "space", "break"]
@@ -127,7 +128,24 @@ def _is_break(whitespace: str) -> bool:
     return len(_LINE_BREAK.findall(whitespace, 0, len(whitespace))) >= 2
 
 
+#: Excerpts up to this long are remembered once split: a source is split for its panel entry
+#: and again for each answer that cites it, and a re-render splits every one of them.
+CACHED_EXCERPT_CHARS = 4_000
+
+
 def excerpt_segments(excerpt: str) -> list[Segment]:
+    """Split ``excerpt`` into sentences and the whitespace between them (see ``_split``)."""
+    if len(excerpt) <= CACHED_EXCERPT_CHARS:
+        return list(_split_cached(excerpt))
+    return _split(excerpt)
+
+
+@lru_cache(maxsize=4_096)
+def _split_cached(excerpt: str) -> tuple[Segment, ...]:
+    return tuple(_split(excerpt))
+
+
+def _split(excerpt: str) -> list[Segment]:
     """Split ``excerpt`` into sentences and the whitespace between them.
 
     The segments partition the excerpt exactly: joined, they are ``excerpt``.
@@ -275,6 +293,7 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=16_384)
 def sentence_words(text: str) -> frozenset[str]:
     """The significant words of ``text``: what closeness and label checks compare.
 

@@ -11,6 +11,7 @@ only if the panel holds it.
 from __future__ import annotations
 
 import re
+from html import escape
 from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
@@ -128,14 +129,12 @@ def _reference(entry: SourceEntry) -> str:
         meta.append(source.dataset_name)
     if source.pages:
         meta.append(("page " if len(source.pages) == 1 else "pages ") + ", ".join(map(str, source.pages)))
-    return format_html(
-        '<li><a href="#{}" data-answer-source="{}"><span class="citation-number">[{}]</span> {}</a> '
-        '<span class="answer-source-meta">{}</span></li>',
-        source.handle,
-        source.id,
-        entry.number,
-        source.title,
-        " · ".join(meta),
+    # html.escape, not format_html: a long thread lists thousands of these, and every field
+    # is a plain string (handles and ids are validated hex; titles and names are escaped).
+    return (
+        f'<li><a href="#{escape(source.handle)}" data-answer-source="{escape(source.id)}">'
+        f'<span class="citation-number">[{entry.number}]</span> {escape(source.title)}</a> '
+        f'<span class="answer-source-meta">{escape(" · ".join(meta))}</span></li>'
     )
 
 
