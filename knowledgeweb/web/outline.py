@@ -11,9 +11,9 @@ only if the panel holds it.
 from __future__ import annotations
 
 import re
-from html import escape
 from collections.abc import Mapping
 from dataclasses import dataclass
+from html import escape
 from uuid import UUID
 
 from django.utils.html import format_html
