@@ -282,17 +282,19 @@ def _inline_links(children: list[Token]) -> list[Link]:
             if open_links:
                 open_links[-1][1].extend(parts)
         elif open_links:
-            open_links[-1][1].append(_visible_text(child))
+            open_links[-1][1].append(visible_text(child))
     return found
 
 
-def _visible_text(token: Token) -> str:
+def visible_text(token: Token) -> str:
+    """An inline token's text as a reader sees it: text, code spans and image descriptions,
+    line breaks read as spaces (a link's label; the claim around a citation)."""
     if token.type in {"text", "code_inline"}:
         return token.content
     if token.type in {"softbreak", "hardbreak"}:
         return " "
     if token.type == "image":
-        return "".join(_visible_text(child) for child in token.children or ())
+        return "".join(visible_text(child) for child in token.children or ())
     return ""
 
 

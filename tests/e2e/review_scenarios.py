@@ -116,7 +116,7 @@ def review_thread(owner: User) -> Review:
     return Review(thread, speech, other.handle, closest)
 
 
-def summaries_thread(owner: User) -> Thread:
+def summaries_thread(owner: User, *, empty_query: str = "zebra crossings") -> Thread:
     """A search whose hits the output budget cuts (some of 8 shown) and one that finds nothing."""
     collection = collection_get_or_create(name="Tides")
     for n in range(8):
@@ -131,7 +131,7 @@ def summaries_thread(owner: User) -> Thread:
     binding_create(name="local-tides", provider="local", tools=["knowledge_search"], users=[owner])
     thread = thread_create(owner=owner, title="Budgets")
     message_append(thread=thread, type="human", content="Tell me about tides.")
-    for query, limit in (("tide water", 1500), ("zebra crossings", 16000)):
+    for query, limit in (("tide water", 1500), (empty_query, 16000)):
         outcome = retrieval_search(
             user=owner, tool="knowledge_search", query=query, thread_id=thread.id, output_limit=limit
         )

@@ -23,6 +23,7 @@ from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, 
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.e2e.review_scenarios import summaries_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -300,26 +301,11 @@ def test_hostile_titles_are_text_in_references_and_the_panel(reader: User, clien
 def test_tool_summaries_count_what_the_budget_kept_and_name_an_empty_search(
     reader: User, client_for: Client
 ) -> None:
-    collection = collection_get_or_create(name="Tides")
-    for n in range(8):
-        document_ingest(
-            collection=collection,
-            source_key=f"t{n}",
-            content_hash=f"t{n}",
-            title=f"Tides {n}",
-            source_url="",
-            chunks=[ChunkDraft(f"Tide note {n}. " + "The water rises and falls twice a day. " * 10)],
-        )
-    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
-    thread = thread_create(owner=reader, title="Tides")
-    kept = retrieval_search(
-        user=reader, tool="knowledge_search", query="tide water", thread_id=thread.id, output_limit=1500
-    )
+    thread = summaries_thread(reader, empty_query='zebra "crossings" & <b>')
+    kept = thread.messages.filter(type="tool").order_by("seq").first()
+    assert kept is not None
     shown = len(HANDLE.findall(kept.content))
     assert 0 < shown < 8
-    retrieval_search(
-        user=reader, tool="knowledge_search", query='zebra "crossings" & <b>', thread_id=thread.id
-    )
     page = _page(client_for, thread)
     summaries = re.findall(r'<span class="tool-summary" data-tool-summary>(.*?)</span>', page)
     assert summaries == [

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown
+from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, visible_text
 from knowledgeweb.knowledge.passages import claim_at, closest_sentences, excerpt_segments, label_mismatch
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.rendering.resolution import CitationHook
@@ -106,20 +106,10 @@ def _block_text(children: Sequence[Token], links: Iterator[object]) -> tuple[str
             continue
         if skipping:
             continue
-        piece = _visible(child)
+        piece = visible_text(child)
         parts.append(piece)
         length += len(piece)
     return "".join(parts), markers
-
-
-def _visible(token: Token) -> str:
-    if token.type in {"text", "code_inline"}:
-        return token.content
-    if token.type in {"softbreak", "hardbreak"}:
-        return " "
-    if token.type == "image":
-        return "".join(_visible(child) for child in token.children or ())
-    return ""
 
 
 def citation_hooks(
