@@ -8,6 +8,7 @@ thread changed or lost; the key never appears in what is stored or shown.
 from __future__ import annotations
 
 import hashlib
+import html
 from pathlib import Path
 
 import pytest
@@ -182,7 +183,8 @@ def test_an_empty_result_is_a_successful_search_that_cites_nothing(
     assert [m[:3] for m in after[len(before) :]] == [("tool", "success", outcome.content)]
     assert message_sources(recorded_message(outcome)) == {}
     page = reader.get(f"/threads/{thread.id}/").content.decode()
-    assert "nothing found" in page
+    # The reader sees what was searched for (the query, escaped), and no citation.
+    assert f"Nothing found for “{html.escape(UNRELATED)}” ({label}, lightrag)." in page
     assert "data-citation=" not in page
 
 

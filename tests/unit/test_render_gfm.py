@@ -147,7 +147,9 @@ def test_a_table_renders_with_the_resolved_citation_hook_inside_its_cell() -> No
     assert [v.state for v in rendered.verdicts] == ["resolved"]
     hook = (
         f'<a class="citation" data-citation="resolved" data-source-id="{source.id}" href="#{handle}" '
-        'id="cite-1"><span class="citation-number"></span><span class="visually-hidden"> cats.md</span></a>'
+        # The cell's claim is its row ("Cats purr"), which the excerpt's one sentence backs.
+        'id="cite-1" data-passage="0"><span class="citation-number"></span>'
+        '<span class="visually-hidden"> cats.md</span></a>'
     )
     assert rendered.html == (
         "<table>\n<thead>\n<tr>\n<th>Claim</th>\n<th>Source</th>\n</tr>\n</thead>\n"
