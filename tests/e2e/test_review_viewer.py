@@ -283,6 +283,14 @@ def test_without_javascript_a_citation_a_reference_and_a_backlink_land_on_their_
     expect(page.locator(":target")).to_have_attribute("href", f"#{review.speech}")
     expect(target).to_be_in_viewport()
 
+    # "Next unverified" lands on the first unverified citation; its reason opens with no script.
+    unresolved = page.locator('button.citation[data-citation="unresolved"]')
+    page.locator("[data-next-unverified]").click()
+    expect(page).to_have_url(re.compile(f"#{unresolved.get_attribute('id')}$"))
+    expect(unresolved).to_be_in_viewport()
+    unresolved.click()
+    expect(page.locator(f'[id="{unresolved.get_attribute("id")}-reason"]')).to_be_visible()
+
 
 def test_tool_summaries_say_what_the_budget_kept_and_what_found_nothing(
     open_page: Opener, reader: tuple[User, Any]
