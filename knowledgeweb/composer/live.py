@@ -3,7 +3,8 @@
 The preview is not the record. The stored answer is rendered by the thread page's
 own pipeline; here each completed sentence becomes plain text parts and citation
 parts, which the page's script turns into text nodes and links (never HTML), so
-nothing a model writes can become markup. A citation part is ``resolved`` only
+nothing a model writes can become markup. Sources are numbered as the thread's page
+numbers them: the thread's own numbers first, then in order of first citation. A citation part is ``resolved`` only
 when its handle is in the evidence the answer may cite (every earlier tool message
 of the thread plus this turn's); its link text is a number bound to the source.
 """
@@ -26,10 +27,12 @@ _BOUNDARY = re.compile(r"(?<=[.!?])(?:\s*\[[^\[\]\n]*\]\(#[^()\s]*\))*[ \t]+(?=[
 class SentenceStream:
     """Feed text pieces; get back the sentences they complete, as parts."""
 
-    def __init__(self, available: Mapping[str, Evidence]) -> None:
+    def __init__(self, available: Mapping[str, Evidence], numbers: Mapping[str, int] | None = None) -> None:
+        """``numbers`` are the sources the thread already cites, with the numbers its page shows;
+        a source first cited in this answer takes the next one, as it will on the page."""
         self._available = available
         self._pending = ""
-        self._numbers: dict[str, int] = {}
+        self._numbers: dict[str, int] = dict(numbers or {})
 
     def feed(self, piece: str) -> Iterator[list[dict[str, Any]]]:
         self._pending += piece

@@ -46,7 +46,7 @@ from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, m
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.reports import REASON_ONLY_LATER
-from knowledgeweb.threads.selectors import thread_citations, thread_messages
+from knowledgeweb.threads.selectors import thread_citations, thread_messages, thread_source_numbers
 from knowledgeweb.threads.services import message_append, thread_create
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,8 @@ class PreparedTurn:
     prompt: Prompt | None = None
     #: A fault known before any model call (context over budget).
     fault: ModelError | None = None
+    #: The numbers the thread's page gives the sources its answers already cite.
+    numbers: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,7 @@ def turn_prepare(
         available=available,
         model=model,
         server=server,
+        numbers=thread_source_numbers(thread=thread) if thread is not None else {},
     )
     if model is not None:
         turns = [
@@ -198,7 +201,7 @@ def turn_prepare(
 
 def turn_events(prepared: PreparedTurn) -> Generator[Event, None, None]:
     """The answer as it is written (``delta``, ``sentence`` events), then ``done`` with the recorded result."""
-    live = SentenceStream(prepared.available)
+    live = SentenceStream(prepared.available, prepared.numbers)
     pieces: list[str] = []
     fault = prepared.fault
     if prepared.model is None:

@@ -173,6 +173,22 @@ def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
     return found
 
 
+def thread_source_numbers(*, thread: Thread) -> dict[str, int]:
+    """The number of each source the thread's answers cite, in order of first citation: the
+    numbers its page shows (read from the verdicts stored at write, in one query)."""
+    numbers: dict[str, int] = {}
+    rows = (
+        MessageRender.objects.filter(thread=thread, message__type=MessageType.AI)
+        .order_by("seq")
+        .values_list("citations", flat=True)
+    )
+    for citations in rows:
+        for citation in citations:
+            if citation.get("state") == "resolved" and isinstance(citation.get("handle"), str):
+                numbers.setdefault(citation["handle"], len(numbers) + 1)
+    return numbers
+
+
 def thread_questions(*, thread: Thread) -> dict[UUID, str]:
     """The text of the thread's human messages by id: what a page heads its turns with.
 

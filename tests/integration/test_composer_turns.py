@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -650,3 +651,31 @@ def test_the_event_stream_is_never_gzipped(web: Client, corpus: User) -> None:
 
     assert not response.has_header("Content-Encoding")
     assert events[-1][0] == "done"
+
+
+def test_a_streamed_follow_up_numbers_sources_as_the_thread_page_does(web: Client, corpus: User) -> None:
+    heron = retrieval_search(user=corpus, tool="knowledge_search", query="herons", binding_name="local")
+    heron_handle = "knowledge-source-" + heron.artifact["knowledge_sources"][0]["id"]  # type: ignore[index]
+    first_cited: list[str] = []
+
+    def model(body: dict[str, Any]) -> Reply:
+        if not first_cited:
+            first_cited.append(sources_in(body)[0][1])
+            return Reply(text=f"Kingfishers dive [citation:1](#{first_cited[0]}).")
+        # The follow-up cites a source new to the thread first, then the one it already numbers.
+        return Reply(
+            text=f"Herons wade [citation:1](#{heron_handle}). Kingfishers dive [citation:2](#{first_cited[0]})."
+        )
+
+    with serve(model) as server:
+        _model(server, corpus)
+        _events(web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"}))
+        thread = Thread.objects.get()
+        follow_up = {"question": "herons", "binding": "local", "composer": "m"}
+        events = _events(web.post(f"/threads/{thread.id}/ask/stream/", follow_up))
+    cites = [p for name, d in events if name == "sentence" for p in d["parts"] if "cite" in p]
+    assert [(c["handle"], c["number"]) for c in cites] == [(heron_handle, 2), (first_cited[0], 1)]
+    # The page, once the answer is stored, shows the same numbers.
+    page = web.get(f"/threads/{thread.id}/").content.decode()
+    numbers = re.findall(r'href="#([^"]+)" id="cite-[^"]+"[^>]*><span class="citation-number">\[(\d)\]', page)
+    assert numbers == [(first_cited[0], "1"), (heron_handle, "2"), (first_cited[0], "1")]
