@@ -81,9 +81,15 @@ def summary_phrase(tool: str, provider: str, shown: int, total: int) -> str:
     return f"{tool_label(tool)} results from {provider} ({shown} of {total} shown)."
 
 
-def omitted_phrase(omitted: int) -> str:
+def omitted_notice(omitted: int) -> str:
+    """What the viewer says of hits the output budget left out."""
     noun = "result" if omitted == 1 else "results"
-    return f"[{omitted} more {noun} omitted to fit the output budget.]"
+    return f"{omitted} more {noun} omitted to fit the output budget."
+
+
+def omitted_phrase(omitted: int) -> str:
+    """The same, as the bracketed line the model reads at the end of the tool content."""
+    return f"[{omitted_notice(omitted)}]"
 
 
 GRAPH_LEGEND = (

@@ -17,11 +17,11 @@ from knowledgeweb.knowledge import (
     RetrievalHit,
     RetrievalResult,
     format_result,
-    format_result_view,
     source_id,
 )
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.searches import record_search
 
 _HANDLE = re.compile(r"\(#(knowledge-source-[a-f0-9]{32}|knowledge-[a-f0-9]{32}-[0-9]+)\)")
 
@@ -53,18 +53,8 @@ def retrieve(
     thread: Thread, *hits: RetrievalHit, provider: str = "local", **budget: Any
 ) -> tuple[Message, list[Source]]:
     """What the retrieval service does: format the result and append it as a trusted tool message."""
-    formatted = format_result_view(RetrievalResult(provider=provider, query="q", hits=hits), **budget)
-    content, artifact = formatted.content, formatted.artifact
-    message = message_append(
-        thread=thread,
-        type="tool",
-        name="knowledge_search",
-        content=content,
-        artifact=artifact,
-        trusted=True,
-        tool_view=formatted.view,
-    )
-    return message, _sources(content, artifact)
+    message, formatted = record_search(thread, *hits, provider=provider, **budget)
+    return message, _sources(formatted.content, formatted.artifact)
 
 
 def api_append(owner: User, thread: Thread, body: dict[str, Any]) -> dict[str, Any]:

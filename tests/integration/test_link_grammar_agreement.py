@@ -28,6 +28,7 @@ from knowledgeweb.threads.rendering.message import citation_json
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.selectors import thread_citations
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.searches import hit_handles, record_search
 
 SHARED = "5" * 32
 NATIVE = "6" * 32
@@ -160,19 +161,8 @@ def test_known_hard_cases_agree(markdown: str) -> None:
 
 def test_stray_backticks_in_two_paragraphs_regression_through_the_whole_app(user: User, db: None) -> None:
     thread = thread_create(owner=user, title="Backticks")
-    formatted = format_result_view(
-        RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="Fact.", title="doc.md"),))
-    )
-    message_append(
-        thread=thread,
-        type="tool",
-        name="knowledge_search",
-        content=formatted.content,
-        artifact=formatted.artifact,
-        trusted=True,
-        tool_view=formatted.view,
-    )
-    handle = formatted.view["hits"][0]["handle"]
+    _, formatted = record_search(thread, RetrievalHit(text="Fact.", title="doc.md"))
+    (handle,) = hit_handles(formatted)
     message_append(
         thread=thread,
         type="ai",
@@ -191,19 +181,8 @@ def test_a_table_and_tables_over_the_cell_cap_agree_through_the_whole_app(
     over_the_cap: bool, user: User, db: None
 ) -> None:
     thread = thread_create(owner=user, title="Tables")
-    formatted = format_result_view(
-        RetrievalResult(provider="local", query="q", hits=(RetrievalHit(text="Fact.", title="doc.md"),))
-    )
-    message_append(
-        thread=thread,
-        type="tool",
-        name="knowledge_search",
-        content=formatted.content,
-        artifact=formatted.artifact,
-        trusted=True,
-        tool_view=formatted.view,
-    )
-    handle = formatted.view["hits"][0]["handle"]
+    _, formatted = record_search(thread, RetrievalHit(text="Fact.", title="doc.md"))
+    (handle,) = hit_handles(formatted)
     rows = MAX_TABLE_CELLS // 2 + 1 if over_the_cap else 3
     table = "| a | b |\n|:-:|---|\n" + f"| [it is](#{handle}) | x |\n" + "| y | ~~z~~ |\n" * (rows - 2)
     message_append(

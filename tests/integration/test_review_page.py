@@ -18,12 +18,13 @@ from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result_view
+from knowledgeweb.knowledge import RetrievalHit
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.review_scenarios import summaries_thread
+from tests.searches import hit_handles, record_search
 
 pytestmark = pytest.mark.django_db
 
@@ -48,17 +49,8 @@ def client_for(reader: User) -> Client:
 
 
 def _tool(thread: Thread, *hits: RetrievalHit, query: str = "q", provider: str = "local") -> list[str]:
-    formatted = format_result_view(RetrievalResult(provider=provider, query=query, hits=hits))
-    message_append(
-        thread=thread,
-        type="tool",
-        name="knowledge_search",
-        content=formatted.content,
-        artifact=formatted.artifact,
-        trusted=True,
-        tool_view=formatted.view,
-    )
-    return HANDLE.findall(formatted.content)
+    _, formatted = record_search(thread, *hits, query=query, provider=provider)
+    return hit_handles(formatted)
 
 
 def _page(client: Client, thread: Thread) -> str:

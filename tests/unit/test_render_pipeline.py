@@ -246,3 +246,15 @@ def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations
     assert [v.state for v in rendered.verdicts] == ["resolved"] * 20
     parts = message_export_parts(rendered.parsed, rendered.verdicts)
     assert [p for p in parts if isinstance(p, dict)] == [{"handle": handle}] * 20
+
+
+def test_only_the_citation_stage_can_keep_an_id_unprefixed() -> None:
+    from knowledgeweb.threads.rendering.sanitizer import sanitize_html
+
+    # The mark the hooks carry is stripped from anything else by the allowlist, before the
+    # citation stage: a message that writes it keeps no id of its own naming.
+    html = sanitize_html('<a data-knowledgeweb-hook="" id="cite-1" href="#x">x</a><p id="cite-2">y</p>')
+    assert "data-knowledgeweb-hook" not in html
+    assert 'id="user-content-cite-1"' in html
+    assert 'id="user-content-cite-2"' in html
+    assert ' id="cite-' not in html

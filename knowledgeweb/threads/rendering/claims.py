@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, visible_text
+from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, visible_text
 from knowledgeweb.knowledge.passages import claim_at, closest_sentences, excerpt_segments, label_mismatch
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.rendering.resolution import CitationHook
@@ -86,7 +86,7 @@ def _claims(text: str, markers: Sequence[int]) -> list[str]:
     return claims
 
 
-def _block_text(children: Sequence[Token], links: Iterator[object]) -> tuple[str, list[int]]:
+def _block_text(children: Sequence[Token], links: Iterator[Link]) -> tuple[str, list[int]]:
     """A block's visible text without citation labels, and where each citation stood."""
     parts: list[str] = []
     length = 0
@@ -97,7 +97,7 @@ def _block_text(children: Sequence[Token], links: Iterator[object]) -> tuple[str
             link = next(links, None)
             if skipping:
                 skipping += 1
-            elif getattr(link, "is_citation", False):
+            elif link is not None and link.is_citation:
                 markers.append(length)
                 skipping = 1
             continue

@@ -31,7 +31,7 @@ from knowledgeweb.knowledge.formatting import (
     GRAPH_FACT,
     NO_RELATION_EVIDENCE,
     TOOL_VIEW_VERSION,
-    omitted_phrase,
+    omitted_notice,
     summary_phrase,
     tool_label,
 )
@@ -95,7 +95,7 @@ def build_tool_view(content: str, view: Any, sources: Mapping[str, Evidence]) ->
     shown = min(int(view["shown"]), len(blocks))
     notices = []
     if total > shown:
-        notices.append(omitted_phrase(total - shown).strip("[]"))
+        notices.append(omitted_notice(total - shown))
     if view.get("budget_truncated"):
         notices.append(f"{BUDGET_TRUNCATED}.")
     tool, provider = str(view["tool"]), str(view["provider"])
