@@ -3,7 +3,7 @@
 Each answerable question names a phrase that a quoted sentence must hold (the
 answer); each unanswerable one must get the abstention, with no citation. The
 corpus is ``sample_corpus/`` ingested into the local index, as ``manage.py demo``
-does, and every question goes through ``question_answer`` with the extractive
+does, and every question goes through the one turn service (``turn_ask``) with the extractive
 composer: retrieval, formatting, the output budget, then composition.
 """
 
@@ -15,12 +15,12 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.extractive import ABSTAIN, NOTHING_FOUND
-from knowledgeweb.answers.services import question_answer
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.services import turn_ask
 from knowledgeweb.knowledge import find_citations
 from knowledgeweb.library.services.ingest import paths_ingest
+from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 
 ANSWERABLE: list[tuple[str, str]] = [
@@ -79,7 +79,8 @@ def asker(user: User) -> User:
 
 def _answer(user: User, question: str) -> tuple[str, list[str]]:
     """The answer's Markdown and the excerpts its resolved citations point at."""
-    thread = question_answer(user=user, question=question, binding_name="demo", composer=ExtractiveComposer())
+    result = turn_ask(user=user, question=question, binding_name="demo", rate_key=None)
+    thread = Thread.objects.get(pk=result.thread_id)
     messages = thread_messages(thread=thread)
     answer = messages[-1]
     report = thread_citations(thread=thread)
