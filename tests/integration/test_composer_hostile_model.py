@@ -105,7 +105,9 @@ def test_the_stream_ends_with_done_and_the_turn_is_recorded(web: Client, asker: 
     code, said = OUTCOMES[mode]
     with serve(hostile(mode)) as server:
         _model(server, asker)
-        response = web.post("/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"})
+        response: Any = web.post(
+            "/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"}
+        )
         raw = b"".join(response.streaming_content).decode()
         if mode == "long":
             # The turn stopped reading at the cap and cancelled the call (megabytes were still to come).
