@@ -96,6 +96,8 @@ class ChatStandin(ThreadingHTTPServer):
         self.release = threading.Event()
         #: Set by a handler when its client went away mid-stream.
         self.client_gone = threading.Event()
+        #: Set when a chat request has arrived.
+        self.asked = threading.Event()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet about clients that hung up (the composer closes a stream it no longer needs)."""
@@ -148,6 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = json.loads(raw)
         self.server.requests.append(body)
+        self.server.asked.set()
         reply = self.server.responder(body)
         if reply.first_byte_delay:
             sleep(reply.first_byte_delay)
