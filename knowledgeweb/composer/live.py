@@ -13,7 +13,7 @@ What is a link, a citation or code is decided by the one link grammar
 (``knowledge/linkgrammar.py``), exactly as for the stored answer: a citation written
 inside a code span is code in the preview too, an ordinary link shows its label. Only
 the *open* top-level block (the one still being written) is parsed, and it is parsed
-again only once it has grown by a quarter since its last parse (or when the model
+again only once it has grown by half since its last parse (or when the model
 falls silent, ``tick``), so every character is parsed a bounded number of times
 however the answer is cut into pieces: the preview costs time linear in the answer
 (docs/decisions.md, "A turn always ends recorded"). ``work`` counts the characters
@@ -38,8 +38,8 @@ from knowledgeweb.knowledge import Evidence, classify_href
 from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, markdown_parser, visible_text
 
 #: The open block is parsed again once the text added since its last parse is at least
-#: this fraction of it: the parses of one block then cost at most (GROWTH + 1) times its length.
-GROWTH = 4
+#: 1/GROWTH of it: the parses of one block then cost at most (GROWTH + 1) times its length.
+GROWTH = 2
 #: Characters of literal text that later text may still turn into a link, a code span,
 #: emphasis, strikethrough or a table: a sentence after one waits for its block to close.
 _UNSETTLED = frozenset("[`*_~|")
@@ -59,6 +59,8 @@ class _Sentence:
     unsettled: bool = False
     #: Whether more of the answer follows it (text, a break, another block).
     followed: bool = False
+    #: Whether it holds bracketed literal text (``[x]``) that a later definition may make a link.
+    reference: bool = False
 
     def add_text(self, text: str) -> None:
         if self.parts and "text" in self.parts[-1]:
@@ -136,27 +138,43 @@ class SentenceStream:
         env: dict[str, Any] = {"references": dict(self._references)}
         tokens = markdown_parser().parse(text, env)
         blocks = _top_level_blocks(tokens)
-        closed = blocks if final else blocks[:-1]
-        for number, block in enumerate(closed):
-            # The first closed block was the open one: its first sentences were sent already.
-            yield from (
-                s.parts for s in self._sentences(block, settled=True)[self._sent if number == 0 else 0 :]
-            )
         if final:
+            for number, block in enumerate(blocks):
+                # The first block was the open one: its first sentences were sent already.
+                for sentence in self._sentences(block, settled=True)[self._sent if number == 0 else 0 :]:
+                    yield self._numbered(sentence.parts)
             self._pieces, self._open_chars, self._sent = [], 0, 0
             return
-        if closed:
-            first_line = blocks[-1][0].map[0] if blocks[-1][0].map else 0
+        emitted = 0
+        for number, block in enumerate(blocks[:-1]):
+            sentences = self._sentences(block, settled=True)
+            if any(s.reference for s in sentences):
+                # Bracketed text that a reference definition further on may still make a link:
+                # this block, and every block after it, waits for the end of the answer.
+                break
+            for sentence in sentences[self._sent if number == 0 else 0 :]:
+                yield self._numbered(sentence.parts)
+            emitted = number + 1
+            self._sent = 0
+        if emitted:
+            first_line = blocks[emitted][0].map[0] if blocks[emitted][0].map else 0
             start = _line_offset(text, first_line)
             self._remember_references(text[:start])
             rest = text[start:]
-            self._pieces, self._open_chars, self._sent = [rest], len(rest), 0
-        if blocks:
+            self._pieces, self._open_chars = [rest], len(rest)
+        if blocks and emitted == len(blocks) - 1:
             for sentence in self._sentences(blocks[-1], settled=False)[self._sent :]:
                 if sentence.unsettled or not sentence.followed:
                     break
                 self._sent += 1
-                yield sentence.parts
+                yield self._numbered(sentence.parts)
+
+    def _numbered(self, parts: list[Part]) -> list[Part]:
+        """Number resolved citations as they are sent: in order of first citation, as the page does."""
+        for part in parts:
+            if part.get("cite") == "resolved" and "number" not in part:
+                part["number"] = self._numbers.setdefault(part["handle"], len(self._numbers) + 1)
+        return parts
 
     def _remember_references(self, closed_text: str) -> None:
         """Link reference definitions in blocks now closed, for the blocks that follow."""
@@ -217,8 +235,7 @@ class SentenceStream:
         source = self._available.get(handle)
         if source is None:
             return {"cite": "unresolved", "label": label}
-        number = self._numbers.setdefault(handle, len(self._numbers) + 1)
-        return {"cite": "resolved", "handle": handle, "number": number, "title": source.title}
+        return {"cite": "resolved", "handle": handle, "title": source.title}
 
 
 class _Splitter:
@@ -237,6 +254,8 @@ class _Splitter:
         #: The current sentence is empty and the one before ended at a full stop.
         self.after_end = False
         self.scanned = 0
+        #: A literal ``[`` was seen in this inline content (a ``]`` after it may be a reference).
+        self.bracket = False
 
     @property
     def current(self) -> _Sentence:
@@ -247,15 +266,17 @@ class _Splitter:
         return self.sentences[-2] if len(self.sentences) > 1 else None
 
     def text(self, value: str, *, splittable: bool) -> None:
+        """Add visible text; ``splittable`` text is the message's own literal text (not code, not a
+        link's label), which may end sentences and may still become markup."""
         self.scanned += len(value)
         if not splittable:
-            self._add(value, ends=False)
+            self._add(value, ends=False, literal=False)
             return
         position = 0
         for match in _SENTENCE_END.finditer(value):
-            self._add(value[position : match.end()], ends=True)
+            self._add(value[position : match.end()], ends=True, literal=True)
             position = match.end()
-        self._add(value[position:], ends=False)
+        self._add(value[position:], ends=False, literal=True)
 
     def cite(self, citation: Part, size: int) -> None:
         self.scanned += size
@@ -267,6 +288,7 @@ class _Splitter:
         self.current.parts.append(citation)
 
     def line_end(self, *, cell: bool = False) -> None:
+        self.bracket = False
         if cell:
             if self.current.parts:
                 self.current.add_text(" ")
@@ -285,7 +307,7 @@ class _Splitter:
             sentences[-1].followed = False
         return sentences
 
-    def _add(self, value: str, *, ends: bool) -> None:
+    def _add(self, value: str, *, ends: bool, literal: bool) -> None:
         if not value:
             return
         previous = self.previous
@@ -297,17 +319,26 @@ class _Splitter:
                 value = value[lead:]
             if not value:
                 return
-        if not self.settled and not self.unsettled and _UNSETTLED.intersection(value):
-            self.unsettled = True
-            if previous is not None and not self.current.parts:
-                # It may yet become a citation that belongs to the sentence before.
-                previous.unsettled = True
+        if literal:
+            self._watch(value, previous)
         self._begin()
         self.current.unsettled = self.unsettled
         self.current.add_text(value)
         if ends:
             self._cut()
             self.after_end = True
+
+    def _watch(self, value: str, previous: _Sentence | None) -> None:
+        """Note literal characters that later text could still turn into markup."""
+        if not self.settled and not self.unsettled and _UNSETTLED.intersection(value):
+            self.unsettled = True
+            if previous is not None and not self.current.parts:
+                # It may yet become a citation that belongs to the sentence before.
+                previous.unsettled = True
+        opened = value.find("[")
+        if ("]" in value) if self.bracket else (opened >= 0 and "]" in value[opened:]):
+            self.current.reference = True
+        self.bracket = self.bracket or opened >= 0
 
     def _begin(self) -> None:
         previous = self.previous
