@@ -157,8 +157,8 @@ class SentenceStream:
             emitted = number + 1
             self._sent = 0
         if emitted:
-            first_line = blocks[emitted][0].map[0] if blocks[emitted][0].map else 0
-            start = _line_offset(text, first_line)
+            lines = blocks[emitted][0].map
+            start = _line_offset(text, lines[0] if lines else 0)
             self._remember_references(text[:start])
             rest = text[start:]
             self._pieces, self._open_chars = [rest], len(rest)
