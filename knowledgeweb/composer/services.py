@@ -244,14 +244,16 @@ def turn_prepare(
     return prepared
 
 
-def turn_events(prepared: PreparedTurn, *, heartbeat: float | None = None) -> Generator[Event, None, None]:
+def turn_events(
+    prepared: PreparedTurn, *, heartbeat: float | None = None, preview: bool = True
+) -> Generator[Event, None, None]:
     """The answer's completed sentences as they are written, then ``done`` with the recorded result.
 
     With ``heartbeat`` (seconds), a ``heartbeat`` event comes at least that often while the
-    model writes or is silent. Closing the generator before ``done`` cancels the model call
-    and writes nothing.
+    model writes or is silent. ``preview=False`` skips the sentences (nobody watches). Closing
+    the generator before ``done`` cancels the model call and writes nothing.
     """
-    live = SentenceStream(prepared.available, prepared.numbers)
+    live = SentenceStream(prepared.available, prepared.numbers) if preview else None
     guard = _AnswerGuard(_composer_label(prepared))
     fault = prepared.fault
     pieces: Iterator[str | None]
@@ -273,12 +275,13 @@ def turn_events(prepared: PreparedTurn, *, heartbeat: float | None = None) -> Ge
     try:
         for piece in pieces:
             if piece is None:
-                for parts in live.tick():
+                for parts in live.tick() if live else ():
                     yield Event("sentence", parts)
                 yield Event("heartbeat", None)
                 continue
             # Checked before it is relayed: nothing past the cap, nothing unstorable is streamed.
-            for parts in live.feed(guard.accept(piece)):
+            accepted = guard.accept(piece)
+            for parts in live.feed(accepted) if live else ():
                 yield Event("sentence", parts)
         guard.finish()
     except ModelError as exc:
@@ -294,7 +297,7 @@ def turn_events(prepared: PreparedTurn, *, heartbeat: float | None = None) -> Ge
             ModelFault.EMPTY_ANSWER, "The answer model sent an empty answer; nothing was stored as one."
         )
     if fault is None:
-        for parts in live.finish():
+        for parts in live.finish() if live else ():
             yield Event("sentence", parts)
     else:
         logger.warning("Answer model %s failed (%s): %s", _composer_name(prepared), fault.code, fault.message)
@@ -303,7 +306,7 @@ def turn_events(prepared: PreparedTurn, *, heartbeat: float | None = None) -> Ge
 
 def turn_run(prepared: PreparedTurn) -> TurnResult:
     """The whole turn without streaming (the no-JavaScript forms, the API, the demo)."""
-    for event in turn_events(prepared):
+    for event in turn_events(prepared, preview=False):
         if event.kind == "done":
             result: TurnResult = event.data
             return result

@@ -109,9 +109,6 @@ def test_the_stream_ends_with_done_and_the_turn_is_recorded(web: Client, asker: 
             "/ask/stream/", {"question": "kingfishers", "binding": "local", "composer": "m"}
         )
         raw = b"".join(response.streaming_content).decode()
-        if mode == "long":
-            # The turn stopped reading at the cap and cancelled the call (megabytes were still to come).
-            assert server.client_gone.wait(10)
 
     events = _events(raw)
     assert events[0][0] == "start"
