@@ -92,7 +92,7 @@ def test_the_preview_is_the_same_however_the_answer_is_cut(answer: str) -> None:
 def test_the_preview_cites_what_the_stored_answer_cites(answer: str) -> None:
     """The link grammar decides for both: a citation in a code span is code in both."""
     shown = [p for p in _flat(_run(answer, 3)[0]) if "cite" in p]
-    stored = [c for c in find_citations(answer.replace("\r\n", "\n").replace("\r", "\n"))]
+    stored = find_citations(answer.replace("\r\n", "\n").replace("\r", "\n"))
 
     assert [p["cite"] for p in shown] == [
         "resolved" if c.handle == H else "unresolved" if c.state == "candidate" else "malformed"
@@ -126,10 +126,12 @@ def test_a_sentence_is_sent_once_the_next_begins_and_nothing_later_can_change_it
 
 
 def test_a_silent_model_still_gets_its_completed_sentences_shown() -> None:
-    """Between parses the open block must grow by a quarter; a tick (the model is silent) parses anyway."""
+    """Between parses the open block must grow by half; a tick (the model is silent) parses anyway."""
     stream = SentenceStream({})
-    first = list(stream.feed("A long first sentence that sets the size of the block. "))
-    first += list(stream.feed("Second. A"))
+    first = "A long first sentence that sets the size of the open block. "
 
-    assert [parts for parts in stream.tick()] + first != []
-    assert [p for parts in first + list(stream.finish()) for p in parts][-1] == {"text": "A\n"}
+    assert list(stream.feed(first)) == []
+    # Too little growth to parse again: the completed sentence is not seen yet.
+    assert list(stream.feed("Then")) == []
+    assert list(stream.tick()) == [[{"text": first}]]
+    assert list(stream.finish()) == [[{"text": "Then\n"}]]
