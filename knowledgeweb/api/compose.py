@@ -98,8 +98,9 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     """A new search and a new answer appended to your thread.
 
     Refusals (403 binding or answer model unavailable, 413 a thread or user quota,
-    422 question, 424 search failed) write nothing. A model that fails after the search is a recorded
-    outcome: 200 with ``status: "failed"`` and the reason in ``code``.
+    422 question, 424 search failed, 429 past ``RATE_LIMIT_ASK``) write nothing. Whatever the
+    model does after the search (fails, stalls, writes past 40,000 characters or text that
+    cannot be stored) is a recorded outcome: 200 with ``status: "failed"`` and the reason in ``code``.
     """
     user = request_user(request)
     thread = thread_get_for_owner(owner=user, thread_id=thread_id)

@@ -7,9 +7,12 @@
 - ``POST /threads/<id>/ask/stream/``: the same follow-up, streamed.
 
 A refusal before the answer starts (bad question, binding or answer model, a failed
-search) is a 4xx JSON ``{"error", "kind"}`` for the stream endpoints and the form
-with its error for the form posts: nothing is written. Each stream holds a server
-thread while it lasts (README, "Serving": size the threads for it).
+search, past the limit on questions: 429) is a 4xx JSON ``{"error", "kind"}`` for the
+stream endpoints and the form with its error for the form posts: nothing is written.
+A stream sends completed sentences, a heartbeat comment every second (so the server
+notices a browser that left, and the turn cancels the model call and writes nothing),
+and ``done`` once the turn is recorded. Each stream holds a server thread while it
+lasts (README, "Serving": size the threads for it).
 """
 
 from __future__ import annotations
