@@ -40,6 +40,9 @@ from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, markdown_parser, vi
 #: The open block is parsed again once the text added since its last parse is at least
 #: 1/GROWTH of it: the parses of one block then cost at most (GROWTH + 1) times its length.
 GROWTH = 2
+#: A tick parses an open block up to this long whatever it grew by; a longer one only once it
+#: grew by a sixteenth, so a model trickling a huge block costs no full parse every second.
+TICK_FREE_CHARS = 4_000
 #: Characters of literal text that later text may still turn into a link, a code span,
 #: emphasis, strikethrough or a table: a sentence after one waits for its block to close.
 _UNSETTLED = frozenset("[`*_~|")
@@ -102,8 +105,10 @@ class SentenceStream:
             yield from self._parse(final=False)
 
     def tick(self) -> Iterator[list[Part]]:
-        """The model is silent: show what the text so far completes, whatever its growth."""
-        if self._unparsed:
+        """A second has passed (the model may be silent): show what the text so far completes."""
+        if self._unparsed and (
+            self._open_chars <= TICK_FREE_CHARS or self._unparsed * 16 >= self._open_chars
+        ):
             yield from self._parse(final=False)
 
     def finish(self) -> Iterator[list[Part]]:

@@ -135,3 +135,19 @@ def test_a_silent_model_still_gets_its_completed_sentences_shown() -> None:
     assert list(stream.feed("Then")) == []
     assert list(stream.tick()) == [[{"text": first}]]
     assert list(stream.finish()) == [[{"text": "Then\n"}]]
+
+
+@pytest.mark.parametrize("shape", ["no sentence end", "paragraphs"])
+def test_ticks_between_every_piece_keep_the_cost_linear(shape: str) -> None:
+    """A model trickling its answer gets a tick (a second passed) between pieces: worst case, one each."""
+
+    def cost(size: int) -> int:
+        text = SHAPES[shape](size)
+        stream = SentenceStream({})
+        for i in range(0, len(text), 50):
+            list(stream.feed(text[i : i + 50]))
+            list(stream.tick())
+        list(stream.finish())
+        return stream.work
+
+    assert cost(MAX_PROSE_CHARS) <= 5 * cost(MAX_PROSE_CHARS // 4)
