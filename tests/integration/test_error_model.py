@@ -25,6 +25,7 @@ from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.api.main import api
 from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.errors import DomainError
+from knowledgeweb.mcp_server.errors import error_body
 from knowledgeweb.ops.apierrors import CODES
 from knowledgeweb.providers.errors import ProviderErrorCode, ProviderHTTPError
 from knowledgeweb.threads.errors import MessageInvalidError, QuotaExceededError
@@ -122,15 +123,17 @@ def test_one_domain_error_has_one_status_and_code_on_every_surface(
     json_response = error_json(exc)
     json_body = json.loads(json_response.content)
     page = error_page(request, "web/thread_ask_error.html", {"thread": thread}, exc)
+    tool_error = error_body(exc)  # an MCP tool's refusal
 
     assert (
         api_response.status_code
         == json_response.status_code
         == page.status_code
         == error_status(exc)
+        == tool_error["status"]
         == status
     )
-    assert api_body["code"] == json_body["code"] == code
+    assert api_body["code"] == json_body["code"] == tool_error["code"] == code
     assert api_body["detail"] == json_body["error"] == exc.message
     assert exc.message in page.content.decode()
 
