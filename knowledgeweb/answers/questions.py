@@ -142,6 +142,8 @@ def read_question(clause: str) -> Question:
     """The terms of one clause; a capitalized word after the first is a name."""
     kind = question_kind(clause)
     words = _WORD.findall(clause)
+    # In a question typed all in capitals or Title Case, a capital says nothing about names.
+    cased = any(word[0].islower() for word in words[1:])
     terms: set[str] = set()
     names: set[str] = set()
     for index, word in enumerate(words):
@@ -150,7 +152,7 @@ def read_question(clause: str) -> Question:
             continue
         if kind == "quantity" and index == 1 and lower in _QUANTITY_FRAMING:
             continue  # "how long", "how old": the framing of a quantity question
-        if index > 0 and word[0].isupper():
+        if cased and index > 0 and word[0].isupper():
             names.add(_name(word))
             terms.add(_name(word))
         else:

@@ -81,6 +81,14 @@ def test_a_lower_case_word_is_met_by_the_same_word_in_any_case() -> None:
     ]
 
 
+def test_a_question_in_capitals_is_read_as_if_it_were_not() -> None:
+    assert read_question("WHO GAVE THE GETTYSBURG ADDRESS").names == set()
+    assert _quotes("WHO GAVE THE GETTYSBURG ADDRESS?", ADDRESS, INDEX) == [
+        "Abraham Lincoln, November 19, 1863."
+    ]
+    assert _quotes("How Are Source Ids Verified?", ADDRESS, INDEX)
+
+
 def test_irregular_forms_and_near_synonyms_meet_in_one_term() -> None:
     assert term("brought") == term("bring")
     assert term("gave") == term("given") == term("give")
