@@ -15,8 +15,10 @@ from django.core.exceptions import ValidationError
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.composer.models import AnswerModel
 from knowledgeweb.composer.rules import answer_model_problems
+from knowledgeweb.composer.selectors import answer_model_key
 
 pytestmark = pytest.mark.django_db
 
@@ -125,3 +127,15 @@ def test_a_binding_with_a_bad_name_is_not_saved(name: str) -> None:
         binding_create(name=name, **fields)
     assert NAME_RULE in caught.value.message_dict["name"]
     assert KnowledgeBinding.objects.count() == 0
+
+
+def test_an_answer_model_renamed_in_the_database_is_refused_at_use_without_a_request() -> None:
+    model = AnswerModel.objects.create(**ANSWER_MODEL)
+    AnswerModel.objects.filter(pk=model.pk).update(name="bad name!")
+    model.refresh_from_db()
+
+    with pytest.raises(ModelError) as caught:
+        answer_model_key(model)
+
+    assert caught.value.code == ModelFault.MISCONFIGURED
+    assert f"name: {NAME_RULE}" in caught.value.message
