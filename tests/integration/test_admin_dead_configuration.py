@@ -140,7 +140,9 @@ def test_selected_collections_without_documents_ask_for_confirmation_naming_them
     ]
 
 
-def test_the_whole_local_index_without_documents_asks_for_confirmation(admin_client: Client, user: User) -> None:
+def test_the_whole_local_index_without_documents_asks_for_confirmation(
+    admin_client: Client, user: User
+) -> None:
     asked = admin_client.post(ADD, binding_form(users=[str(user.pk)]))
     assert asked.status_code == 200
     assert field_errors(asked, "scope") == [
@@ -183,14 +185,18 @@ def test_no_collection_ticked_is_said_once_beside_collections(
         (MODEL_ADD, model_form(model=""), "model"),
     ],
 )
-def test_one_empty_field_gets_one_error(admin_client: Client, url: str, form: dict[str, Any], field: str) -> None:
+def test_one_empty_field_gets_one_error(
+    admin_client: Client, url: str, form: dict[str, Any], field: str
+) -> None:
     response = admin_client.post(url, form)
     assert response.status_code == 200
     assert len(field_errors(response, field)) == 1, field_errors(response, field)
     assert KnowledgeBinding.objects.count() + AnswerModel.objects.count() == 0
 
 
-def test_the_answer_models_key_variable_error_speaks_of_answer_models(admin_client: Client, user: User) -> None:
+def test_the_answer_models_key_variable_error_speaks_of_answer_models(
+    admin_client: Client, user: User
+) -> None:
     response = admin_client.post(MODEL_ADD, model_form(users=[str(user.pk)], api_key_env="SECRET_KEY"))
 
     [message] = field_errors(response, "api_key_env")
@@ -220,7 +226,13 @@ def test_a_local_binding_ignores_the_remote_fields_and_ragflow_lines_left_filled
 
     assert response.status_code == 302, text(response)[:3000]
     binding = KnowledgeBinding.objects.get()
-    assert (binding.base_url, binding.api_key_env, binding.selection, binding.query_modes, binding.default_mode) == (
+    assert (
+        binding.base_url,
+        binding.api_key_env,
+        binding.selection,
+        binding.query_modes,
+        binding.default_mode,
+    ) == (
         "",
         "",
         [],
@@ -229,7 +241,9 @@ def test_a_local_binding_ignores_the_remote_fields_and_ragflow_lines_left_filled
     )
 
 
-def test_a_ragflow_binding_ignores_ticked_collections(admin_client: Client, user: User, manuals: Collection) -> None:
+def test_a_ragflow_binding_ignores_ticked_collections(
+    admin_client: Client, user: User, manuals: Collection
+) -> None:
     response = admin_client.post(
         ADD,
         binding_form(
@@ -267,7 +281,8 @@ def test_a_document_without_text_is_refused_and_nothing_is_written(
 ) -> None:
     before = (Document.objects.count(), Chunk.objects.count())
     response = admin_client.post(
-        DOCUMENT_ADD, {"collection": str(manuals.pk), "title": "Only a title", "source_url": "", "text": pasted}
+        DOCUMENT_ADD,
+        {"collection": str(manuals.pk), "title": "Only a title", "source_url": "", "text": pasted},
     )
 
     assert response.status_code == 200
@@ -277,13 +292,20 @@ def test_a_document_without_text_is_refused_and_nothing_is_written(
     assert (Document.objects.count(), Chunk.objects.count()) == before
 
 
-def test_a_document_with_text_is_saved_chunked_and_searchable(admin_client: Client, manuals: Collection) -> None:
+def test_a_document_with_text_is_saved_chunked_and_searchable(
+    admin_client: Client, manuals: Collection
+) -> None:
     from knowledgeweb.library.selectors import chunk_search
 
     body = "Lighthouses are painted every spring.\n\nThe keeper logs each ship that passes."
     response = admin_client.post(
         DOCUMENT_ADD,
-        {"collection": str(manuals.pk), "title": "Keeper's notes", "source_url": "https://example.org/n", "text": body},
+        {
+            "collection": str(manuals.pk),
+            "title": "Keeper's notes",
+            "source_url": "https://example.org/n",
+            "text": body,
+        },
     )
 
     assert response.status_code == 302, text(response)[:3000]
@@ -296,7 +318,12 @@ def test_a_document_with_text_is_saved_chunked_and_searchable(admin_client: Clie
 
 
 def test_the_same_text_twice_in_a_collection_is_refused(admin_client: Client, manuals: Collection) -> None:
-    data = {"collection": str(manuals.pk), "title": "First", "source_url": "", "text": "Tides turn twice a day."}
+    data = {
+        "collection": str(manuals.pk),
+        "title": "First",
+        "source_url": "",
+        "text": "Tides turn twice a day.",
+    }
     assert admin_client.post(DOCUMENT_ADD, data).status_code == 302
     before = (Document.objects.count(), Chunk.objects.count())
 

@@ -84,7 +84,11 @@ def test_the_form_shows_the_summary_of_what_is_stored_before_any_edit(
     admin_client: Client, reviewers: list[User]
 ) -> None:
     binding = binding_create(
-        name="manuals", provider="local", tools=["knowledge_search"], users=reviewers, agent_names=["lead_agent"]
+        name="manuals",
+        provider="local",
+        tools=["knowledge_search"],
+        users=reviewers,
+        agent_names=["lead_agent"],
     )
     page = page_text(admin_client.get(f"/admin/bindings/knowledgebinding/{binding.pk}/change/"))
     assert TRAP in summary_lines(page)
@@ -99,7 +103,9 @@ def test_saved_with_agent_names_the_user_cannot_use_it_in_the_browser_and_the_ch
     assert binding.browser_use is False
 
     assert retrieval_capabilities(user=reviewers[0], agent_name="") == []
-    assert [c.binding for c in retrieval_capabilities(user=reviewers[0], agent_name="lead_agent")] == ["manuals"]
+    assert [c.binding for c in retrieval_capabilities(user=reviewers[0], agent_name="lead_agent")] == [
+        "manuals"
+    ]
     change = page_text(admin_client.get(f"/admin/bindings/knowledgebinding/{binding.pk}/change/"))
     assert TRAP in summary_lines(change)
 
@@ -124,13 +130,17 @@ def test_choosing_browser_use_lets_the_browser_in_and_keeps_other_agents_out(
 
 
 def test_without_agent_names_everyone_chosen_can_use_it_everywhere() -> None:
-    summary = access_summary(usernames=["b", "A"], agent_names=[], browser_use=False, enabled=True, what="binding")
+    summary = access_summary(
+        usernames=["b", "A"], agent_names=[], browser_use=False, enabled=True, what="binding"
+    )
     assert summary.lines == ["A: browser ✓ · any agent name ✓", "b: browser ✓ · any agent name ✓"]
     assert agent_may_use(agent_names=[], browser_use=False, agent_name="anything")
 
 
 def test_nobody_and_disabled_are_said_instead_of_users() -> None:
-    summary = access_summary(usernames=[], agent_names=["x"], browser_use=False, enabled=False, what="answer model")
+    summary = access_summary(
+        usernames=[], agent_names=["x"], browser_use=False, enabled=False, what="answer model"
+    )
     assert summary.lines == [
         "Disabled: nobody can use this answer model until it is enabled.",
         "No users are chosen: nobody can use this answer model.",
@@ -174,7 +184,11 @@ def test_the_list_pages_say_whom_each_serves_and_how_many_documents(
     admin_client: Client, reviewers: list[User], a_document: None
 ) -> None:
     binding_create(
-        name="manuals", provider="local", tools=["knowledge_search"], users=reviewers, agent_names=["lead_agent"]
+        name="manuals",
+        provider="local",
+        tools=["knowledge_search"],
+        users=reviewers,
+        agent_names=["lead_agent"],
     )
     binding_create(name="orphan", provider="local", tools=["knowledge_search"])
     empty = collection_get_or_create(name="Empty")
@@ -195,7 +209,8 @@ def test_the_list_pages_say_whom_each_serves_and_how_many_documents(
     assert "1 user · agent lead_agent · browser ✓" in listing
     assert '<td class="field-documents">1</td>' in listing
     assert '<td class="field-documents">none</td>' in listing
-    assert "column-serves" in listing and "column-documents" in listing
+    assert "column-serves" in listing
+    assert "column-documents" in listing
 
     AnswerModel.objects.create(
         name="m", base_url="http://127.0.0.1:1/v1", model="x", agent_names=["lead_agent"], browser_use=False
