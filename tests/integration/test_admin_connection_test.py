@@ -12,6 +12,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -20,8 +21,10 @@ from knowledgeweb.bindings.connection_test import binding_connection_test
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.composer.models import AnswerModel
+from knowledgeweb.providers.client import transport_override
 from tests.local_servers import RagflowServer, synthetic_dataset
 from tests.standins.chat_server import Reply, serve
+from tests.synthetic import LIGHTRAG_URL, Upstream, lightrag_routes, synthetic_lightrag_no_results
 
 pytestmark = pytest.mark.django_db
 
@@ -308,3 +311,48 @@ def test_an_answer_models_redirect_is_refused(
         "Redirects are never followed, so the new location was not contacted.",
     )
     assert_no_secret(response, logs)
+
+
+# --- LightRAG's probe (synthetic payloads through the client's one test seam) ---------------
+
+
+def lightrag_binding() -> KnowledgeBinding:
+    return KnowledgeBinding(
+        name="graph",
+        provider="lightrag",
+        base_url=LIGHTRAG_URL,
+        api_key_env=KEY_ENV,
+        tools=["knowledge_search"],
+        timeout=10,
+    )
+
+
+def test_lightrags_probe_is_one_keyed_naive_search_of_one_hit(
+    monkeypatch: pytest.MonkeyPatch, db: None
+) -> None:
+    monkeypatch.setenv(KEY_ENV, RIGHT_KEY)
+    upstream = Upstream(lightrag_routes(synthetic_lightrag_no_results(mode="naive")))
+    with transport_override(upstream.transport):
+        result = binding_connection_test(binding=lightrag_binding())
+
+    assert result.ok
+    assert "LightRAG answered and accepted the key" in result.message
+    (request,) = upstream.requests
+    assert request.headers["X-API-Key"] == RIGHT_KEY
+    body = upstream.bodies("/query/data")[0]
+    assert (body["mode"], body["top_k"], body["chunk_top_k"]) == ("naive", 1, 1)
+
+
+def test_lightrags_probe_reports_a_refused_key_without_it(
+    monkeypatch: pytest.MonkeyPatch, db: None, logs: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    refused = httpx.Response(403, json={"detail": "Invalid API Key"})
+    with transport_override(Upstream(lightrag_routes(refused)).transport):
+        result = binding_connection_test(binding=lightrag_binding())
+
+    assert (result.code, result.message) == (
+        "provider_auth",
+        "LightRAG rejected the API key (HTTP 403): Invalid API Key",
+    )
+    assert SECRET not in logs.text
