@@ -69,11 +69,17 @@ def test_the_admin_sees_browser_access_before_saving_and_the_user_then_finds_the
     expect(lines).to_have_text(["No users are chosen: nobody can use this binding."])
 
     page.locator("#id_name").fill("manuals")
+    page.locator("#id_provider").select_option("lightrag")
+    expect(page.locator(".form-row.field-base_url")).to_be_visible()
+    expect(page.locator(".form-row.field-query_modes")).to_be_visible()
+    expect(page.locator(".form-row.field-collections")).to_be_hidden()
     page.locator("#id_provider").select_option("local")
     # Fields that do not apply to the local index are hidden; its own are shown.
     expect(page.locator(".form-row.field-base_url")).to_be_hidden()
     expect(page.locator(".form-row.field-selection")).to_be_hidden()
     expect(page.locator(".form-row.field-collections")).to_be_visible()
+    expect(page.locator('input[name="tools"][value="entity_relations_search"]')).to_be_hidden()
+    expect(page.locator("fieldset:has(.field-query_modes)")).to_be_hidden()
     page.locator('input[name="tools"][value="knowledge_search"]').check()
     page.locator("#id_users_from").select_option(label=user.username)
     page.locator("#id_users_add").click()
