@@ -356,3 +356,22 @@ def test_lightrags_probe_reports_a_refused_key_without_it(
         "LightRAG rejected the API key (HTTP 403): Invalid API Key",
     )
     assert SECRET not in logs.text
+
+
+def test_the_answer_model_list_action_tests_saved_models(
+    admin_client: Client, user: User, monkeypatch: pytest.MonkeyPatch, logs: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with serve(lambda body: Reply(text="OK"), api_key=RIGHT_KEY) as server:
+        model = AnswerModel(name="vllm", base_url=server.base_url, model="standin-model", api_key_env=KEY_ENV)
+        model.full_clean()
+        model.save()
+        response = admin_client.post(
+            "/admin/composer/answermodel/",
+            {"action": "test_connection", "_selected_action": [str(model.pk)]},
+            follow=True,
+        )
+
+    page = html.unescape(response.content.decode())
+    assert "Answer model 'vllm': connection test failed [model_auth]." in page
+    assert_no_secret(response, logs)
