@@ -136,3 +136,28 @@ def test_without_browser_use_the_users_ask_does_not_list_the_binding(
     ask, _ = open_page("/ask/")
     expect(ask.locator('[data-ask-error="no-bindings"]')).to_be_visible()
     expect(ask.locator('input[data-field="binding"]')).to_have_count(0)
+
+
+def test_the_answer_model_form_says_the_same_as_the_admin_edits(
+    live_server: Any, reader: tuple[User, Any], new_context: Callable[..., BrowserContext]
+) -> None:
+    user = reader[0]
+    page, errors = admin_page(live_server, new_context)
+    page.goto("/admin/composer/answermodel/add/")
+    lines = page.locator("[data-access-lines] li")
+    page.locator("#id_users_from").select_option(label=user.username)
+    page.locator("#id_users_add").click()
+    page.locator("#id_agent_names").fill("lead_agent\nresearcher")
+    expect(lines).to_have_text(
+        [f"{user.username}: browser ✗ (agent names are set) · agents lead_agent, researcher ✓"]
+    )
+    page.locator("#id_browser_use").check()
+    expect(lines).to_have_text([f"{user.username}: browser ✓ · agents lead_agent, researcher ✓"])
+    page.locator("#id_enabled").uncheck()
+    expect(lines).to_have_text(
+        [
+            "Disabled: nobody can use this answer model until it is enabled.",
+            f"{user.username}: browser ✓ · agents lead_agent, researcher ✓",
+        ]
+    )
+    assert errors == []
