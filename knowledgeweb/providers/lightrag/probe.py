@@ -14,7 +14,7 @@ QUERY = "connection test"
 
 
 def lightrag_probe(binding: Any, request: ProviderRequest) -> str:
-    """One ``POST /query/data`` in ``naive`` mode (chunks only, no model call) with ``top_k`` 1."""
+    """One ``POST /query/data`` in ``naive`` mode (chunks only: the query embedded, no LLM call), ``top_k`` 1."""
     connection = lightrag_connection(
         base_url=binding.base_url, api_key=request.api_key or "", timeout=request.timeout
     )
