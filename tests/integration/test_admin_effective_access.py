@@ -217,3 +217,33 @@ def test_the_list_pages_say_whom_each_serves_and_how_many_documents(
     ).users.set(reviewers[:1])
     models = page_text(admin_client.get("/admin/composer/answermodel/"))
     assert "1 user · agent lead_agent · browser ✗" in models
+
+
+def test_a_failed_save_still_says_who_could_use_what_was_typed(
+    admin_client: Client, reviewers: list[User], a_document: None
+) -> None:
+    response = admin_client.post(ADD, local_form(reviewers[:1], top_k="500"))
+
+    assert response.status_code == 200
+    assert summary_lines(page_text(response)) == [TRAP]
+    assert KnowledgeBinding.objects.count() == 0
+
+
+def test_a_preview_on_the_change_page_changes_nothing(
+    admin_client: Client, reviewers: list[User], a_document: None
+) -> None:
+    binding = binding_create(
+        name="manuals",
+        provider="local",
+        tools=["knowledge_search"],
+        users=reviewers,
+        agent_names=["lead_agent"],
+    )
+    url = f"/admin/bindings/knowledgebinding/{binding.pk}/change/"
+
+    preview = admin_client.post(url, local_form(reviewers[:1], agent_names="", _preview="1"))
+
+    assert summary_lines(page_text(preview)) == ["reviewer1: browser ✓ · any agent name ✓"]
+    binding.refresh_from_db()
+    assert binding.agent_names == ["lead_agent"]
+    assert binding.users.count() == 2
