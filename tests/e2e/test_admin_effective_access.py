@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, ConsoleMessage, Page, expect
 
@@ -93,6 +94,12 @@ def test_the_admin_sees_browser_access_before_saving_and_the_user_then_finds_the
     expect(page.locator('[data-notice="preview"]')).to_be_visible()
     expect(lines).to_have_text([f"{user.username}: browser ✗ (agent names are set) · agent lead_agent ✓"])
     assert KnowledgeBinding.objects.count() == 0
+    # What this page adds (the summary, the connection test, the notice) brings no axe finding
+    # beyond the one Django's own form has (README, "Accessibility").
+    assert errors == []
+    found = {violation["id"] for violation in Axe().run(page).response["violations"]}
+    assert found <= {"aria-prohibited-attr"}, found
+    errors.clear()  # axe's own injected styles are refused by the CSP, as they should be
 
     page.locator("#id_browser_use").check()
     expect(lines).to_have_text([f"{user.username}: browser ✓ · agent lead_agent ✓"])
