@@ -61,7 +61,13 @@ class AnswerModelForm(AccessFormMixin):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The ceiling is read at each form, so a changed setting shows at once.
-        self.fields["timeout"].widget.attrs["max"] = timeout_ceiling()
+        ceiling = timeout_ceiling()
+        timeout = self.fields["timeout"]
+        timeout.widget.attrs["max"] = ceiling
+        timeout.help_text = (
+            f"Seconds for the whole answer, one deadline: {TIMEOUT_RANGE[0]}-{ceiling} "
+            "(KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING sets the most)."
+        )
 
 
 @admin.register(AnswerModel)
