@@ -61,7 +61,7 @@ def binding_connection_test(*, binding: KnowledgeBinding) -> ConnectionTestResul
         found = spec.probe(binding, request)
     except ProviderError as exc:
         # Provider errors are redacted when raised (providers/client.py), so the message is safe.
-        return _outcome(binding, ConnectionTestResult(exc.code.value, exc.message))
+        return _outcome(binding, ConnectionTestResult(str(exc.code), exc.message))
     except Exception as exc:  # a bug in a probe is reported, never a 500 in the admin
         logger.error("Connection test of binding %s raised %s", binding.name, type(exc).__name__)
         return ConnectionTestResult(

@@ -42,7 +42,7 @@ def answer_model_connection_test(*, model: AnswerModel) -> ConnectionTestResult:
                 OK, f"{label} answered ({model.model}); it stopped at the test's {PROBE_TOKENS}-token limit."
             )
         else:
-            result = ConnectionTestResult(exc.code.value, exc.message)
+            result = ConnectionTestResult(str(exc.code), exc.message)
     else:
         said = "an empty answer" if not answer.strip() else "a whole answer"
         result = ConnectionTestResult(OK, f"{label} answered with {said} ({model.model}).")
