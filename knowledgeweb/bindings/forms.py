@@ -20,9 +20,11 @@ from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.form_hooks import form_hooks
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, timeout_ceiling
+from knowledgeweb.providers.credentials import key_env_is_set
 from knowledgeweb.providers.registry import (
     all_query_modes,
     mode_provider_labels,
+    provider_is_remote,
     provider_spec,
     provider_specs,
 )
@@ -155,12 +157,25 @@ class AccessFormMixin(forms.ModelForm):
 
     def dead_ends(self, cleaned: dict[str, Any]) -> dict[str, str]:
         """Problems that leave what is saved serving nobody, by field; the admin must confirm them."""
-        if cleaned.get("enabled") and not cleaned.get("users"):
-            return {
-                "users": f"Nobody can use this {self.what}: no users are chosen. Choose its users, or tick "
+        if not cleaned.get("enabled"):
+            return {}  # disabled on purpose: it serves nobody, as the admin chose
+        problems: dict[str, str] = {}
+        if not cleaned.get("users"):
+            problems["users"] = (
+                f"Nobody can use this {self.what}: no users are chosen. Choose its users, or tick "
                 "'Save anyway' to save it unused."
-            }
-        return {}
+            )
+        key_env = cleaned.get("api_key_env") or ""
+        if self.key_needed(cleaned) and not key_env_is_set(key_env):
+            problems["api_key_env"] = (
+                f"{key_env} is not set in this server's environment, so every use of this {self.what} is "
+                "refused until it is. Set it (and restart), or tick 'Save anyway'."
+            )
+        return problems
+
+    def key_needed(self, cleaned: dict[str, Any]) -> bool:
+        """Whether what is saved reads a key from the environment (a key variable is named)."""
+        return bool(cleaned.get("api_key_env"))
 
     def _update_errors(self, errors: ValidationError) -> None:
         # One message per problem: a field the form already refused (an empty required
@@ -251,9 +266,12 @@ class BindingFormBase(AccessFormMixin):
                     errors = ValidationError(moved)
         super()._update_errors(errors)
 
+    def key_needed(self, cleaned: dict[str, Any]) -> bool:
+        return provider_is_remote(cleaned.get("provider") or "") and bool(cleaned.get("api_key_env"))
+
     def dead_ends(self, cleaned: dict[str, Any]) -> dict[str, str]:
         problems = super().dead_ends(cleaned)
-        if cleaned.get("scope") == BindingScope.DISABLED:
+        if not cleaned.get("enabled") or cleaned.get("scope") == BindingScope.DISABLED:
             return problems
         for hooks in HOOKS:
             if hooks.provider == cleaned.get("provider"):

@@ -35,6 +35,14 @@ def key_env_problem(env_name: str, *, owner: str = "a binding", example: str = "
     return None
 
 
+def key_env_is_set(env_name: str, *, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a permitted key variable holds a value; a refused name is never read. The value is never returned."""
+    if key_env_problem(env_name) is not None:
+        return False
+    source = os.environ if environ is None else environ
+    return bool((source.get(env_name) or "").strip())
+
+
 def credential_from_environment(env_name: str, *, environ: Mapping[str, str] | None = None) -> str:
     """Return the credential stored in ``env_name``; raise ``MissingCredentialError`` when unset or blank.
 

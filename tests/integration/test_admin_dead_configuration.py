@@ -115,6 +115,57 @@ def test_an_answer_model_without_users_asks_and_confirmed_saves(admin_client: Cl
     assert AnswerModel.objects.count() == 1
 
 
+def test_a_key_variable_that_is_not_set_asks_for_confirmation_and_confirmed_saves(
+    admin_client: Client, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_UNSET_HERE", raising=False)
+    form = binding_form(
+        name="ragflow-main",
+        provider="ragflow",
+        users=[str(user.pk)],
+        base_url="https://ragflow.example.test",
+        api_key_env="KNOWLEDGEWEB_KEY_UNSET_HERE",
+    )
+
+    asked = admin_client.post(ADD, form)
+
+    assert field_errors(asked, "api_key_env") == [
+        "KNOWLEDGEWEB_KEY_UNSET_HERE is not set in this server's environment, so every use of this binding is "
+        "refused until it is. Set it (and restart), or tick 'Save anyway'."
+    ]
+    assert KnowledgeBinding.objects.count() == 0
+    assert admin_client.post(ADD, {**form, "confirm_unused": "on"}).status_code == 302
+    assert KnowledgeBinding.objects.count() == 1
+
+
+def test_an_answer_models_unset_key_variable_asks_too(
+    admin_client: Client, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_UNSET_HERE", raising=False)
+    form = model_form(users=[str(user.pk)], api_key_env="KNOWLEDGEWEB_KEY_UNSET_HERE")
+
+    asked = admin_client.post(MODEL_ADD, form)
+
+    [message] = field_errors(asked, "api_key_env")
+    assert message.startswith(
+        "KNOWLEDGEWEB_KEY_UNSET_HERE is not set in this server's environment, so every use "
+    )
+    assert "of this answer model is refused" in message
+    assert AnswerModel.objects.count() == 0
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_UNSET_HERE", "now-it-is-set")
+    assert admin_client.post(MODEL_ADD, form).status_code == 302
+
+
+def test_every_problem_to_confirm_is_named_at_once(
+    admin_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KNOWLEDGEWEB_KEY_UNSET_HERE", raising=False)
+    asked = admin_client.post(MODEL_ADD, model_form(api_key_env="KNOWLEDGEWEB_KEY_UNSET_HERE"))
+
+    assert sorted(asked.context["adminform"].form.errors) == ["api_key_env", "users"]
+    assert AnswerModel.objects.count() == 0
+
+
 # --- searches nothing -----------------------------------------------------------------------
 
 
@@ -242,8 +293,9 @@ def test_a_local_binding_ignores_the_remote_fields_and_ragflow_lines_left_filled
 
 
 def test_a_ragflow_binding_ignores_ticked_collections(
-    admin_client: Client, user: User, manuals: Collection
+    admin_client: Client, user: User, manuals: Collection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", "synthetic-ragflow-key")
     response = admin_client.post(
         ADD,
         binding_form(

@@ -100,7 +100,10 @@ def test_the_admin_form_refuses_a_key_variable_without_the_prefix(admin_client: 
     assert KnowledgeBinding.objects.count() == 0
 
 
-def test_the_admin_form_saves_a_prefixed_key_variable(admin_client: Client, user: User) -> None:
+def test_the_admin_form_saves_a_prefixed_key_variable(
+    admin_client: Client, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", "synthetic-ragflow-key")  # else the admin asks first
     response = admin_client.post(
         ADD_URL,
         {

@@ -213,8 +213,9 @@ def test_the_admin_refuses_a_local_selection_it_cannot_use(
 
 
 def test_the_admin_ignores_collections_on_a_ragflow_binding(
-    admin_client: Client, user: User, hr: Collection
+    admin_client: Client, user: User, hr: Collection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", "synthetic-ragflow-key")  # else the admin asks first
     response = admin_client.post(
         ADD_URL,
         local_form(
