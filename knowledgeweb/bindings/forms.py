@@ -20,7 +20,7 @@ from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.form_hooks import form_hooks
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import TIMEOUT_RANGE, TOP_K_RANGE, timeout_ceiling
-from knowledgeweb.providers.credentials import key_env_is_set
+from knowledgeweb.providers.credentials import ENV_NAME_PATTERN, key_env_is_set
 from knowledgeweb.providers.registry import (
     all_query_modes,
     mode_provider_labels,
@@ -125,6 +125,11 @@ class AccessFormMixin(forms.ModelForm):
                 self.add_error(field, ValidationError(message, code=UNCONFIRMED))
         if self.is_preview and not self.errors:
             self.add_error(None, ValidationError("Preview only: nothing was saved.", code=PREVIEW))
+        typed = self.data.get("api_key_env", "")
+        if "api_key_env" in self.errors and typed and not ENV_NAME_PATTERN.fullmatch(typed):
+            # Not a variable's name, so likely the key itself: the page does not echo it back.
+            self.data = self.data.copy()
+            self.data["api_key_env"] = ""
 
     @property
     def is_preview(self) -> bool:

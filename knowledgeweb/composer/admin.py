@@ -6,7 +6,6 @@ saving one nobody can use, and tests the server with one tiny completion.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django import forms
@@ -20,7 +19,14 @@ from knowledgeweb.bindings.forms import AGENT_NAMES_HELP, AccessFormMixin, Lines
 from knowledgeweb.bindings.rules import timeout_ceiling
 from knowledgeweb.composer.connection_test import answer_model_connection_test
 from knowledgeweb.composer.models import AnswerModel
-from knowledgeweb.composer.rules import CONTEXT_BUDGET_RANGE, MAX_TOKENS_RANGE, TIMEOUT_RANGE
+from knowledgeweb.composer.rules import (
+    CONTEXT_BUDGET_RANGE,
+    KEY_ENV_PREFIX,
+    MAX_TOKENS_RANGE,
+    TIMEOUT_RANGE,
+    key_env_problem,
+)
+from knowledgeweb.providers.credentials import key_env_is_set
 
 WHO = "Who may use it"
 SERVER = "Server"
@@ -111,7 +117,9 @@ class AnswerModelAdmin(admin.ModelAdmin):
         # Says only whether the variable is set; its value is never shown.
         if not obj.api_key_env:
             return "no key (none needed)"
-        return "set" if (os.environ.get(obj.api_key_env) or "").strip() else f"{obj.api_key_env} is not set"
+        if key_env_problem(obj.api_key_env) is not None:
+            return f"refused: name a variable starting with {KEY_ENV_PREFIX}"  # never echo what was typed
+        return "set" if key_env_is_set(obj.api_key_env) else f"{obj.api_key_env} is not set"
 
     def render_change_form(
         self,

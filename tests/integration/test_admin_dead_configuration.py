@@ -257,6 +257,21 @@ def test_the_answer_models_key_variable_error_speaks_of_answer_models(
     assert AnswerModel.objects.count() == 0
 
 
+@pytest.mark.parametrize("url", [ADD, MODEL_ADD])
+def test_a_key_pasted_as_the_variables_name_is_refused_and_not_shown_again(
+    admin_client: Client, url: str
+) -> None:
+    pasted = "sk-live-Pasted/Key+Value=="
+    form = binding_form if url == ADD else model_form
+    response = admin_client.post(
+        url, form(provider="ragflow", base_url="https://ragflow.example.test", api_key_env=pasted)
+    )
+
+    assert field_errors(response, "api_key_env")[0].endswith("not the key itself.")
+    assert pasted not in response.content.decode()
+    assert KnowledgeBinding.objects.count() + AnswerModel.objects.count() == 0
+
+
 # --- fields of other providers are ignored --------------------------------------------------
 
 
