@@ -102,6 +102,13 @@ AGENT_NAMES_HELP = (
 )
 
 
+def _without(data: Any, field: str) -> Any:
+    """A mutable copy of the posted data (a ``QueryDict`` or a dict) with ``field`` emptied."""
+    copied = data.copy()
+    copied[field] = ""
+    return copied
+
+
 class AccessFormMixin(forms.ModelForm):
     """What the binding and answer-model forms share: one message per problem, the access summary,
     confirmation before a dead configuration is saved, and the no-save preview."""
@@ -128,8 +135,7 @@ class AccessFormMixin(forms.ModelForm):
         typed = self.data.get("api_key_env", "")
         if "api_key_env" in self.errors and typed and not ENV_NAME_PATTERN.fullmatch(typed):
             # Not a variable's name, so likely the key itself: the page does not echo it back.
-            self.data = self.data.copy()
-            self.data["api_key_env"] = ""
+            self.data = _without(self.data, "api_key_env")
 
     @property
     def is_preview(self) -> bool:
