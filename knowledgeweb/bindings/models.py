@@ -37,6 +37,13 @@ class KnowledgeBinding(models.Model):
     )
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="knowledge_bindings")
     agent_names = models.JSONField(default=list, blank=True)
+    # Web pages send no agent name, so agent names alone shut the browser out (bindings/access.py).
+    browser_use = models.BooleanField(
+        "usable in the browser",
+        default=False,
+        help_text="With agent names set, also let its users use it on the web pages (Ask), which send no "
+        "agent name. Without agent names it is usable everywhere anyway.",
+    )
     # Ranges and combinations are checked by ``binding_problems`` (one clear message each).
     tools = models.JSONField(default=list, blank=True)
     top_k = models.PositiveSmallIntegerField(default=20, help_text="Results per search, 1-100.")

@@ -28,7 +28,7 @@ def key_env_problem(env_name: str) -> str | None:
     """Why ``env_name`` may not hold an answer model's key; ``None`` when it may (empty: no key needed)."""
     if not env_name:
         return None
-    return binding_key_env_problem(env_name)
+    return binding_key_env_problem(env_name, owner="an answer model", example="OPENAI")
 
 
 def answer_model_problems(

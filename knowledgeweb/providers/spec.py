@@ -33,6 +33,9 @@ class ProviderRequest:
 
 #: Builds the adapter for one search from the binding (a ``KnowledgeBinding``) and the request.
 ProviderFactory = Callable[[Any, ProviderRequest], RetrievalProvider]
+#: The admin's "Test connection": one small real request through the provider's client; returns
+#: what succeeded in words, raises a ``ProviderError`` otherwise.
+ProviderProbe = Callable[[Any, ProviderRequest], str]
 
 
 @dataclass(frozen=True)
@@ -77,5 +80,7 @@ class ProviderSpec:
     modes: ModeSpec | None = None
     #: Extra admin form behaviour, a dotted path to a ``BindingFormHooks`` imported when the form is built.
     form_hooks: str | None = None
+    #: The admin's connection test (remote providers); ``None``: nothing to connect to.
+    probe: ProviderProbe | None = None
     #: Free for a provider's own notes; the generic code never reads it.
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -7,6 +7,7 @@ from typing import Any
 from knowledgeweb.knowledge import RetrievalProvider
 from knowledgeweb.providers.ragflow import scope
 from knowledgeweb.providers.ragflow.adapter import CAPABILITIES, RagflowProvider, ragflow_connection
+from knowledgeweb.providers.ragflow.probe import ragflow_probe
 from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.providers.spec import ProviderRequest, ProviderSpec
 
@@ -36,4 +37,5 @@ SPEC = ProviderSpec(
     selection_problems=_selection_problems,
     selection_noun="RAGFlow datasets and documents",
     narrowable=True,
+    probe=ragflow_probe,
 )
