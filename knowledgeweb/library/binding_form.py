@@ -9,8 +9,7 @@ from django import forms
 from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.library.models import Collection
-from knowledgeweb.providers.local.selection import local_collection_ids
-from knowledgeweb.providers.local.spec import NAME
+from knowledgeweb.providers.local.selection import NAME, local_collection_ids
 
 
 class LocalFormHooks:
