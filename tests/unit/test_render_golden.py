@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.threads.exports import message_export_parts
+from knowledgeweb.threads.rendering.export import message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "render"
