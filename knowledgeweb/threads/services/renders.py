@@ -107,11 +107,16 @@ def thread_rerender(*, thread: Thread, force: bool = False) -> int:
     The one way a stored render is replaced: called by ``manage.py rerender`` (the deploy
     runs it after start) and by writes to the thread, never by a read.
     """
-    messages = list(
-        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
-    )
-    rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
-    return _rerender(thread, messages, rows)
+    with transaction.atomic():
+        # Under the thread's row lock, as appends are: a message appended meanwhile waits, and
+        # the tallies recomputed here cannot overwrite its increment.
+        if not Thread.objects.select_for_update().filter(pk=thread.pk).exists():
+            return 0
+        messages = list(
+            Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+        )
+        rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
+        return _rerender(thread, messages, rows)
 
 
 def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, MessageRender]) -> int:
