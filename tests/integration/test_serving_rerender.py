@@ -6,10 +6,12 @@ stored render was made before renderer versions existed (version 0: never served
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,6 @@ from typing import Any
 import httpx
 import pytest
 
-from knowledgeweb.ops import gunicorn_conf
 from knowledgeweb.threads.rendering.version import RENDERER_VERSION
 from tests.integration.serving_support import PYTHON, ROOT, base_env, free_port, run_manage
 
@@ -96,7 +97,10 @@ class _Server:
 def test_the_background_rerender_can_be_left_to_the_deploy(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[list[str]] = []
     monkeypatch.setattr(subprocess, "Popen", lambda args, **kwargs: started.append(args))
-    monkeypatch.setenv("RERENDER_AFTER_START", "0")
+    # The configuration sets defaults in the environment when loaded: load it over a copy.
+    monkeypatch.setattr(os, "environ", {**os.environ, "RERENDER_AFTER_START": "0"})
+    monkeypatch.delitem(sys.modules, "knowledgeweb.ops.gunicorn_conf", raising=False)
+    gunicorn_conf = importlib.import_module("knowledgeweb.ops.gunicorn_conf")
     server = _Server()
 
     gunicorn_conf.when_ready(server)
