@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from knowledgeweb.bindings.choices import BindingProvider, BindingScope
+from knowledgeweb.bindings.choices import BindingScope, provider_choices
 from knowledgeweb.bindings.rules import binding_problems
 
 
@@ -25,7 +25,7 @@ class KnowledgeBinding(models.Model):
     description = models.CharField(
         max_length=200, blank=True, help_text="One line telling readers what this source holds."
     )
-    provider = models.CharField(max_length=16, choices=BindingProvider.choices)
+    provider = models.CharField(max_length=16, choices=provider_choices)
     base_url = models.CharField("base URL", max_length=2048, blank=True)
     api_key_env = models.CharField(
         "API key env",

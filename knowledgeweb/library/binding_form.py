@@ -10,8 +10,7 @@ from django.db.models import Count
 from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.library.models import Collection, Document
-from knowledgeweb.providers.local.selection import local_collection_ids
-from knowledgeweb.providers.local.spec import NAME
+from knowledgeweb.providers.local.selection import NAME, local_collection_ids
 
 
 class LocalFormHooks:
