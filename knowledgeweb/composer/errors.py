@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import ClassVar
+
+from knowledgeweb.errors import DomainError
 
 #: What the message store refuses in text (threads/text.py): shown as U+FFFD in a fault's message.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -37,20 +40,21 @@ class ModelFault(StrEnum):
     ANSWER_OVER_QUOTA = "model_answer_over_quota"
 
 
-class ModelError(Exception):
+class ModelError(DomainError):
     """The model call failed; ``str(exc)`` is redacted and safe to store, log and show.
 
-    ``code`` is the stable outcome code (a ``ModelFault`` value).
+    ``code`` is the stable outcome code (a ``ModelFault`` value). A turn records it as its
+    outcome (the API's ``status: "failed"`` with this code), so it does not reach a surface
+    as an error today; were it to, it is a failed dependency (424), as a provider's failure is.
     """
+
+    code: ModelFault = ModelFault.BAD_RESPONSE
+    status = 424
+    codes: ClassVar[dict[str, int]] = {member.value: 424 for member in ModelFault}
 
     def __init__(self, code: ModelFault, message: str) -> None:
         # The message may quote the model server; whatever it sent, the message is storable.
         message = _UNSTORABLE.sub("\ufffd", message)
         if len(message) > MAX_FAULT_CHARS:
             message = message[: MAX_FAULT_CHARS - 1] + "…"
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
+        super().__init__(message, code=code)

@@ -27,6 +27,7 @@ from knowledgeweb.ops import ratelimit
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.web import compose
+from knowledgeweb.web.errors import INVALID_FORM_STATUS, error_status
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
@@ -34,8 +35,6 @@ ASK_AGENT_NAME = ""
 NO_BINDINGS = "No knowledge source is available to you yet, so there is nothing to search."
 #: How many administrators the page names when a user has no source.
 MAX_ADMINS_SHOWN = 5
-
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
 
 # Provider failure codes (``ProviderError.code``) grouped by what the reader can do about them.
 _SETUP_CODES = frozenset(
@@ -166,7 +165,7 @@ def ask(request: HttpRequest) -> HttpResponse:
 
     form = AskForm(request.POST, bindings=bindings, composers=composers)
     context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
-    status = 400
+    status = INVALID_FORM_STATUS
     if form.is_valid():
         # The one turn service, quoted sentences or an answer model, run to the end.
         try:
@@ -176,7 +175,7 @@ def ask(request: HttpRequest) -> HttpResponse:
             context.update(error=plain_error(exc, source), error_kind=exc.kind)
             if exc.kind != "question":
                 context["error_detail"] = exc.message
-            status = _ERROR_STATUS[exc.kind]
+            status = error_status(exc)
         except ratelimit.RateLimited as exc:
             context.update(error=exc.detail, error_kind="rate")
             response = render(request, "web/ask.html", context, status=429)
