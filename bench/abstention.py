@@ -46,8 +46,8 @@ def main() -> int:
     binding_create(name="demo", provider="local", tools=["knowledge_search"], users=[user])
     answers: dict[str, str] = {}
     for question in [q for q, _ in ANSWERABLE] + UNANSWERABLE:
-        result = turn_ask(user=user, question=question, binding_name="demo", rate_key=None)
-        thread = Thread.objects.get(pk=result.thread_id)
+        turn = turn_ask(user=user, question=question, binding_name="demo", rate_key=None)
+        thread = Thread.objects.get(pk=turn.thread_id)
         answers[question] = thread_messages(thread=thread)[-1].content
     result = score(answers)
     print(
