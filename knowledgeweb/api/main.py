@@ -41,6 +41,7 @@ from knowledgeweb.api.auth import api_auth
 from knowledgeweb.ops.apierrors import code_for
 from knowledgeweb.ops.ratelimit import RateLimited
 from knowledgeweb.retrieval import RetrievalError
+from knowledgeweb.threads.text import text_problem
 from knowledgeweb.threads.errors import (
     ExportFormatError,
     MessageImmutableError,
@@ -62,15 +63,27 @@ class KnowledgewebAPI(NinjaAPI):
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
                 if isinstance(operation, dict) and "responses" in operation:
-                    operation["responses"].setdefault("429", _RATE_LIMITED_RESPONSE)
+                    operation["responses"] = _with_rate_limit(operation["responses"])
         return schema
+
+
+def _with_rate_limit(responses: dict[Any, Any]) -> dict[str, Any]:
+    # Status keys as strings, once each: ninja writes an operation's own as numbers, and a
+    # number and a string of the same status would be one duplicated key in the JSON text.
+    keyed = {str(status): response for status, response in responses.items()}
+    own = keyed.get("429")
+    if own is None:
+        keyed["429"] = _RATE_LIMITED_RESPONSE
+    else:
+        keyed["429"] = {**own, "headers": _RATE_LIMITED_RESPONSE["headers"]}
+    return keyed
 
 
 _RATE_LIMITED_RESPONSE = {
     "description": (
-        "Too many requests: searches per token, or failed token checks per client address "
-        "(then every token check from that address). Limits come from the environment "
-        "(README, 'Serving in production')."
+        "Too many requests: searches, questions or writes per token (or session user), or "
+        "failed token checks per client address (a valid token is always accepted). Limits "
+        "come from the environment (README, 'Limits')."
     ),
     "headers": {
         "Retry-After": {
@@ -221,7 +234,13 @@ def _problem(error: dict[str, object]) -> str:
         # ("body", "payload", "type"): the parameter's name means nothing to the caller.
         del loc[1]
     message = str(error.get("msg", "invalid"))
-    return f"{'.'.join(str(part) for part in loc)}: {message}" if loc else message
+    return f"{'.'.join(_printable(part) for part in loc)}: {message}" if loc else message
+
+
+def _printable(part: object) -> str:
+    # A refused object key is part of the location: never echo its NUL or surrogate.
+    text = str(part)
+    return json.dumps(text) if text_problem(text) is not None else text
 
 
 def _as_list(value: object) -> list[object]:
