@@ -13,12 +13,11 @@ from uuid import UUID
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
-from pydantic import BaseModel
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import Text
+from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
 from knowledgeweb.threads.selectors import thread_get_for_owner
 
@@ -27,7 +26,7 @@ router = Router(tags=["threads"])
 _ERROR_STATUS = {"question": 422, "binding": 403, "provider": 424, "quota": 413}
 
 
-class AskIn(BaseModel):
+class AskIn(StorableInput):
     question: Text = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     binding: Text = Field(min_length=1, max_length=100, description="The knowledge binding to search with.")
     answer_model: Text = Field(

@@ -16,10 +16,9 @@ from uuid import UUID
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import BaseModel
 
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import Text
+from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.bindings.choices import BindingTool
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.providers.registry import all_query_modes, provider_specs
@@ -54,9 +53,7 @@ def _modes_by_provider() -> str:
     return " ".join(lines)
 
 
-class Input(BaseModel):
-    """Request bodies are plain pydantic: only a JSON object validates (ninja's ``Schema``
-    would read attributes off any value, a bare JSON string included)."""
+Input = StorableInput
 
 
 class ErrorOut(Schema):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BaseModel, Field, ModelWrapValidatorHandler, model_validator
 from typing_extensions import TypeAliasType
 
 from knowledgeweb.threads.text import text_problem
@@ -84,3 +84,26 @@ def json_path(path: tuple[str | int, ...]) -> str:
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text
+
+
+class StorableInput(BaseModel):
+    """Base of request bodies and tool arguments: plain pydantic, so only a JSON object
+    validates (ninja's ``Schema`` reads attributes off any object: a JSON string body
+    ``"abc"`` would pass as ``{"title": "Abc"}`` via ``str.title``).
+
+    Keys the schema ignores are refused too when they, or anything under them, hold text no
+    database stores: nothing of a request that holds such text is acted on.
+    """
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _storable_extras(cls, value: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        # After the fields' own validation, whose errors name the field.
+        model = handler(value)
+        if isinstance(value, dict):
+            extras = {key: item for key, item in value.items() if key not in cls.model_fields}
+            found = json_text_problem(extras)
+            if found is not None:
+                path, problem = found
+                raise ValueError(f"{json_path(path) if path else 'the object'} {problem}")
+        return model

@@ -20,7 +20,15 @@ from pydantic import ValidationError as PydanticValidationError
 
 from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA, KEYS
-from knowledgeweb.api.text import NO_NUL_PATTERN, JsonObject, Text, json_path, json_text_problem, storable
+from knowledgeweb.api.text import (
+    NO_NUL_PATTERN,
+    JsonObject,
+    StorableInput,
+    Text,
+    json_path,
+    json_text_problem,
+    storable,
+)
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
@@ -52,12 +60,7 @@ class ErrorOut(Schema):
     detail: str
 
 
-class Input(BaseModel):
-    """Base of request bodies: plain pydantic, so only a JSON object validates.
-
-    (ninja's ``Schema`` reads attributes off any object: a JSON string body
-    ``"abc"`` would pass as ``{"title": "Abc"}`` via ``str.title``.)
-    """
+Input = StorableInput
 
 
 class ThreadIn(Input):
