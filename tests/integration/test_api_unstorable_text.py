@@ -263,3 +263,53 @@ def test_a_nul_or_a_surrogate_in_any_tool_argument_is_refused_and_nothing_is_wri
 
     assert (result.status, result.structured["code"]) == (422, "invalid_request"), (name, where, result)
     assert rows() == before
+
+
+# --- the reported cases, by name -----------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["local\x00", "local\ud800"])
+def test_a_nul_in_a_binding_name_is_refused_on_the_search_the_ask_and_the_mcp_search(
+    api_client: Client, user: User, api_token: str, thread: Thread, local_binding: None, bad: str
+) -> None:
+    # PostgreSQL answered these with a 500 (issue 22, defect 4).
+    before = rows()
+    search = api_client.post(
+        "/api/knowledge/search",
+        json.dumps({"tool": "knowledge_search", "query": "owls", "binding": bad, "thread_id": str(thread.id)}),
+        content_type="application/json",
+    )
+    ask = api_client.post(
+        f"/api/threads/{thread.id}/ask",
+        json.dumps({"question": "owls?", "binding": bad}),
+        content_type="application/json",
+    )
+    mcp = tools.tool_call(
+        caller=lambda: Caller(user=user, token_key=token_digest(api_token), agent_name=""),
+        name="knowledge_search",
+        arguments={"query": "owls", "binding": bad},
+    )
+
+    for response in (search, ask):
+        assert response.status_code == 422
+        assert response.json()["code"] == "invalid_request"
+        # pydantic words an unpaired surrogate as "unable to parse raw data as a unicode string".
+        assert response.json()["detail"].startswith("Invalid request: body.binding: ")
+    assert (mcp.status, mcp.structured["code"]) == (422, "invalid_request")
+    assert mcp.structured["detail"].startswith("Invalid request: arguments.binding: ")
+    assert rows() == before
+
+
+def test_an_ignored_key_holding_a_nul_is_refused_too(api_client: Client, thread: Thread) -> None:
+    before = rows()
+    response = api_client.post(
+        f"/api/threads/{thread.id}/messages",
+        json.dumps({"type": "human", "content": "hi", "metadata": {"note": "a\x00"}}),
+        content_type="application/json",
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"] == (
+        "Invalid request: body: Value error, metadata.note contains a NUL character (U+0000), "
+        "which cannot be stored."
+    )
+    assert rows() == before
