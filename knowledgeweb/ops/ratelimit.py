@@ -78,7 +78,8 @@ class _Window:
         else:
             # In the next window, as this one's weight fades in turn.
             wait = remaining + self.seconds * (1 - room / current)
-        return max(1, math.ceil(wait))
+        # Rounded first: 60 * (1 - 2/3) must be 20 s, not 21.
+        return max(1, math.ceil(round(wait, 6)))
 
 
 def _window(scope: str, key: str) -> _Window | None:
