@@ -56,10 +56,12 @@ _TOOL_CALLS: dict[str, Any] = {
 
 _FIELDS: dict[str, Any] = {
     "content": {
-        "description": "A string, or a list of content parts (or strings).",
+        "description": "A string, a list of content parts (or strings), or null (an AI message "
+        "that only calls tools).",
         "anyOf": [
             _STRING,
             {"type": "array", "items": {"anyOf": [_STRING, _PART]}},
+            {"type": "null"},
         ],
     },
     "name": {**_STRING_OR_NULL, "description": "The tool name, for tool messages."},
@@ -123,7 +125,7 @@ _ROLE: dict[str, Any] = {
         "content": {
             "description": "A string, a list of content parts, or null (an assistant message that "
             "only calls tools).",
-            "anyOf": [*_FIELDS["content"]["anyOf"], {"type": "null"}],
+            "anyOf": _FIELDS["content"]["anyOf"],
         },
         "tool_calls": _TOOL_CALLS,
         "tool_call_id": _STRING_OR_NULL,

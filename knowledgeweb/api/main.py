@@ -64,7 +64,28 @@ class KnowledgewebAPI(NinjaAPI):
             for operation in operations.values():
                 if isinstance(operation, dict) and "responses" in operation:
                     operation["responses"] = _with_rate_limit(operation["responses"])
+        _link_new_threads(schema.get("paths", {}))
         return schema
+
+
+def _link_new_threads(paths: dict[str, Any]) -> None:
+    """OpenAPI links from the operations that create a thread to every operation on one, so a
+    client generator (or a stateful test) knows where a new thread's ``id`` goes."""
+    users = {
+        operation["operationId"]: {
+            "operationId": operation["operationId"],
+            "parameters": {"thread_id": "$response.body#/id"},
+        }
+        for route, operations in paths.items()
+        if "{thread_id}" in route
+        for operation in operations.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    for route in ("/threads", "/threads/import"):
+        for prefix in ("", "/api"):
+            created = paths.get(prefix + route, {}).get("post", {}).get("responses", {}).get("201")
+            if created is not None:
+                created["links"] = users
 
 
 def _with_rate_limit(responses: dict[Any, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, ModelWrapValidatorHandler, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 from knowledgeweb.threads.text import text_problem
@@ -91,19 +91,10 @@ class StorableInput(BaseModel):
     validates (ninja's ``Schema`` reads attributes off any object: a JSON string body
     ``"abc"`` would pass as ``{"title": "Abc"}`` via ``str.title``).
 
-    Keys the schema ignores are refused too when they, or anything under them, hold text no
-    database stores: nothing of a request that holds such text is acted on.
+    Keys the schema does not name are allowed and ignored, but held to the same rule as
+    every value: storable keys and JSON (``additionalProperties`` is ``JsonValue``), so
+    nothing of a request holding a NUL is acted on, and the document says exactly that.
     """
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _storable_extras(cls, value: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
-        # After the fields' own validation, whose errors name the field.
-        model = handler(value)
-        if isinstance(value, dict):
-            extras = {key: item for key, item in value.items() if key not in cls.model_fields}
-            found = json_text_problem(extras)
-            if found is not None:
-                path, problem = found
-                raise ValueError(f"{json_path(path) if path else 'the object'} {problem}")
-        return model
+    model_config = ConfigDict(extra="allow", json_schema_extra=_object_schema)
+    __pydantic_extra__: dict[_Key, JsonValue] = Field(init=False)  # type: ignore[assignment]

@@ -100,6 +100,11 @@ class MessageIn(Input):
     @field_validator("content", mode="before")
     @classmethod
     def _join_parts(cls, value: Any) -> str:
+        # Parts are joined before their schema sees them: their every key and string first.
+        found = json_text_problem(value) if isinstance(value, list) else None
+        if found is not None:
+            path, problem = found
+            raise ValueError(f"{json_path(('part', *path))} {problem}")
         try:
             return content_text(value)
         except MessageInvalidError as exc:

@@ -309,7 +309,7 @@ def test_an_ignored_key_holding_a_nul_is_refused_too(api_client: Client, thread:
     )
     assert response.status_code == 422
     assert response.json()["detail"] == (
-        "Invalid request: body: Value error, metadata.note contains a NUL character (U+0000), "
-        "which cannot be stored."
+        "Invalid request: body.metadata.note: Value error, must not contain a NUL character (U+0000), "
+        "which cannot be stored"
     )
     assert rows() == before
