@@ -47,9 +47,7 @@ def _modes_by_provider() -> str:
         )
         lines.append(f"{spec.label}: {tools}.")
     if without:
-        lines.append(
-            f"{', '.join(without)}: no modes; a search naming one answers 422 mode_not_supported."
-        )
+        lines.append(f"{', '.join(without)}: no modes; a search naming one answers 422 mode_not_supported.")
     return " ".join(lines)
 
 
@@ -147,8 +145,7 @@ class SearchIn(Input):
         default=None,
         description="The query mode, one of the binding's allowed modes (see /knowledge/capabilities). "
         "Omitted: the binding's default, else the provider's. A mode the binding does not allow "
-        "answers 422 mode_not_allowed and nothing is sent upstream. By provider: "
-        + _modes_by_provider(),
+        "answers 422 mode_not_allowed and nothing is sent upstream. By provider: " + _modes_by_provider(),
     )
 
 

@@ -41,7 +41,6 @@ from knowledgeweb.api.auth import api_auth
 from knowledgeweb.ops.apierrors import code_for
 from knowledgeweb.ops.ratelimit import RateLimited
 from knowledgeweb.retrieval import RetrievalError
-from knowledgeweb.threads.text import text_problem
 from knowledgeweb.threads.errors import (
     ExportFormatError,
     MessageImmutableError,
@@ -51,6 +50,7 @@ from knowledgeweb.threads.errors import (
     ThreadNotFound,
     ThreadsError,
 )
+from knowledgeweb.threads.text import text_problem
 
 logger = logging.getLogger(__name__)
 

@@ -97,4 +97,4 @@ class StorableInput(BaseModel):
     """
 
     model_config = ConfigDict(extra="allow", json_schema_extra=_object_schema)
-    __pydantic_extra__: dict[_Key, JsonValue] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[_Key, JsonValue] = Field(init=False)

@@ -15,7 +15,7 @@ from uuid import UUID
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError, ValidationError
-from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema, field_validator
+from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from knowledgeweb.api.auth import rate_limit, request_user

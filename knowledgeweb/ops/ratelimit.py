@@ -15,6 +15,7 @@ sign-in because Redis is down would turn a cache outage into a full one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
@@ -121,10 +122,9 @@ def consume(scope: str, key: str) -> None:
         used = _count(window)
         previous = int(cache.get(window.previous) or 0)
         if window.estimate(used, previous) > window.limit:
-            try:
-                cache.decr(window.current)  # a refusal takes no slot
-            except ValueError:  # the window's count expired meanwhile: nothing to give back
-                pass
+            # A refusal takes no slot (unless the count expired meanwhile: nothing to give back).
+            with contextlib.suppress(ValueError):
+                cache.decr(window.current)
             raise RateLimited(scope, window.retry_after(used - 1, previous))
     except _UNAVAILABLE as exc:
         logger.warning("Rate limit %r not enforced: the cache is unavailable (%s)", scope, type(exc).__name__)

@@ -136,9 +136,7 @@ def import_precheck(*, owner_id: int, count: int, nbytes: int = 0) -> None:
         )
     owned = Thread.objects.filter(owner_id=owner_id).count()
     if owned + 1 > limits.user_threads:
-        raise _refusal(
-            "user_threads", f"you already own {owned} threads; the limit is {limits.user_threads}"
-        )
+        raise _refusal("user_threads", f"you already own {owned} threads; the limit is {limits.user_threads}")
     total = _user_bytes(owner_id)
     if total + nbytes > limits.user_bytes:
         raise _refusal(

@@ -54,7 +54,9 @@ def test_the_served_document_has_no_duplicated_key_and_the_ask_declares_429_once
     assert list(responses).count("429") == 1
     # The operation's own body, with the Retry-After every 429 documents.
     assert "Retry-After" in responses["429"]["headers"]
-    assert responses["429"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/AskErrorOut"}
+    assert responses["429"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/AskErrorOut"
+    }
 
 
 def test_tool_is_an_enum_of_the_tools_a_binding_can_offer(client: Client) -> None:

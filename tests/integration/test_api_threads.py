@@ -377,7 +377,11 @@ def test_a_nul_character_in_an_import_names_the_message_and_writes_nothing(api_c
             "artifact has a key that contains an unpaired surrogate (U+DC00)",
         ),
         ('{"type": "tool", "content": "c", "artifact": {"score": NaN}}', "artifact holds NaN", None),
-        ('{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}', "artifact holds -Infinity", None),
+        (
+            '{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}',
+            "artifact holds -Infinity",
+            None,
+        ),
         ('{"type": "tool", "content": "c", "artifact": {"score": 1e400}}', "artifact holds Infinity", None),
         (
             '{"type": "tool", "content": "c", "artifact": {"a": ' + "[" * 300 + "]" * 300 + "}}",

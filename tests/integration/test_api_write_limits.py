@@ -126,7 +126,8 @@ def test_appends_imports_and_new_threads_share_one_write_limit_per_token(
     assert api_client.post(url, append, content_type="application/json").status_code == 201
     assert api_client.post("/api/threads", {"title": "t"}, content_type="application/json").status_code == 201
     assert (
-        api_client.post("/api/threads/import", import_body(1), content_type="application/json").status_code == 201
+        api_client.post("/api/threads/import", import_body(1), content_type="application/json").status_code
+        == 201
     )
     before = snapshot()
 
@@ -148,7 +149,10 @@ def test_a_session_user_is_limited_as_one_caller(settings: Any, user: User, thre
     client = Client(enforce_csrf_checks=False)
     client.force_login(user)
     url = f"/api/threads/{thread.id}/messages"
-    assert client.post(url, {"type": "human", "content": "a"}, content_type="application/json").status_code == 201
+    assert (
+        client.post(url, {"type": "human", "content": "a"}, content_type="application/json").status_code
+        == 201
+    )
     assert_write_limited(client.post(url, {"type": "human", "content": "b"}, content_type="application/json"))
     assert Message.objects.count() == 1
 
@@ -162,7 +166,10 @@ def test_the_mcp_write_tools_count_against_the_tokens_write_limit(
     assert created.status == 201
     # The API and MCP share the token's budget, as they share its search budget.
     url = f"/api/threads/{thread.id}/messages"
-    assert api_client.post(url, {"type": "human", "content": "a"}, content_type="application/json").status_code == 201
+    assert (
+        api_client.post(url, {"type": "human", "content": "a"}, content_type="application/json").status_code
+        == 201
+    )
     before = snapshot()
 
     refused = tools.tool_call(
@@ -173,7 +180,9 @@ def test_the_mcp_write_tools_count_against_the_tokens_write_limit(
     assert refused.structured["detail"].startswith("Too many writes with this token")
     assert snapshot() == before
     # Reading tools are not writes.
-    report = tools.tool_call(caller=lambda: caller, name="citation_report", arguments={"thread_id": str(thread.id)})
+    report = tools.tool_call(
+        caller=lambda: caller, name="citation_report", arguments={"thread_id": str(thread.id)}
+    )
     assert report.status == 200
 
 

@@ -65,7 +65,9 @@ def test_a_flood_of_wrong_tokens_that_share_a_valid_tokens_prefix_locks_nobody_o
     limit(settings, "token_failure", 2)
     forged = api_token[:12] + "x" * (len(api_token) - 12)
     statuses = [
-        Client(HTTP_AUTHORIZATION=f"Bearer {forged}", REMOTE_ADDR=f"10.0.0.{n}").get("/api/threads").status_code
+        Client(HTTP_AUTHORIZATION=f"Bearer {forged}", REMOTE_ADDR=f"10.0.0.{n}")
+        .get("/api/threads")
+        .status_code
         for n in range(1, 6)
     ]
     assert statuses == [401] * 5
