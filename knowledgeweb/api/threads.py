@@ -172,7 +172,9 @@ class ImportIn(Input):
 
 
 def _import_body_schema() -> dict[str, Any]:
-    thread = ImportIn.model_json_schema()
+    # Its definitions (JsonValue) are the document's components, where MessageIn puts them too.
+    thread = ImportIn.model_json_schema(ref_template="#/components/schemas/{model}")
+    thread.pop("$defs", None)
     thread["title"] = "Messages with a title"
     any_object = {"type": "object", "propertyNames": KEYS, "additionalProperties": True}
     return {

@@ -128,3 +128,14 @@ def test_json_objects_name_their_keys_with_property_names_and_never_close_them(c
             if node.get("additionalProperties") is False:
                 closed.append(where)
     assert closed == []
+
+
+def test_every_reference_resolves_within_the_document(client: Client) -> None:
+    document = served(client)
+    refs = [node["$ref"] for _, node in walk(document, "") if isinstance(node.get("$ref"), str)]
+    assert refs
+    for ref in refs:
+        target: Any = document
+        for part in ref.removeprefix("#/").split("/"):
+            assert isinstance(target, dict) and part in target, ref
+            target = target[part]
