@@ -137,5 +137,6 @@ def test_every_reference_resolves_within_the_document(client: Client) -> None:
     for ref in refs:
         target: Any = document
         for part in ref.removeprefix("#/").split("/"):
-            assert isinstance(target, dict) and part in target, ref
+            assert isinstance(target, dict), ref
+            assert part in target, ref
             target = target[part]
