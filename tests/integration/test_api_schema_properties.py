@@ -17,12 +17,14 @@ from uuid import UUID
 
 import pytest
 import schemathesis
+from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from knowledgeweb.api.main import api
+from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.wsgi import application
 
@@ -33,6 +35,12 @@ schema.app = application
 # The import accepts any JSON list in the schema, then reads each message's shape itself,
 # so that an error can name the message by its 1-based position.
 SEMANTIC_VALIDATION = {("POST", "/api/threads/import")}
+# A query mode or a dataset selection is valid for some providers and refused by others
+# (documented per provider in `mode` and `scope`): which one a search meets is the
+# binding's, not the document's. Valid data is held to acceptance but for those refusals.
+BINDING_DEPENDENT = {("POST", "/api/knowledge/search"), ("POST", "/api/threads/{thread_id}/ask")}
+BINDING_REFUSALS = {"mode_not_supported", "mode_not_allowed", "scope_not_supported"}
+ACCEPTED = set(range(200, 400)) | {401, 403, 404, 409, 429}
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +50,12 @@ def wsgi_host(settings: Any) -> None:
     # Thousands of generated requests would meet the rate limits (a 429 where a check wants
     # 401 for a bad token); the limits have tests of their own.
     settings.RATE_LIMITS = {}
+
+
+@pytest.fixture
+def local_binding(user: User) -> None:
+    # A search or a question that names no binding uses this one: requests reach the service.
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +72,9 @@ def keep_the_test_connection() -> Iterator[None]:
 @pytest.mark.django_db
 @schema.parametrize()
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
-def test_no_generated_request_makes_the_api_fail(case: Any, api_token: str, thread: Thread) -> None:
+def test_no_generated_request_makes_the_api_fail(
+    case: Any, api_token: str, thread: Thread, local_binding: None
+) -> None:
     thread_id = case.path_parameters.get("thread_id") if case.path_parameters else None
     if thread_id is not None and _is_uuid(thread_id):
         # Random UUIDs only ever meet 404; aim well-formed ids at a real thread of the caller.
@@ -68,8 +84,19 @@ def test_no_generated_request_makes_the_api_fail(case: Any, api_token: str, thre
     operation = (case.method.upper(), case.operation.path)
     if operation in SEMANTIC_VALIDATION:
         case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+    elif operation in BINDING_DEPENDENT:
+        response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+        _valid_data_accepted_unless_the_binding_refuses(case, response)
     else:
         case.call_and_validate(headers=headers)
+
+
+def _valid_data_accepted_unless_the_binding_refuses(case: Any, response: Any) -> None:
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or response.status_code in ACCEPTED:
+        return
+    code = response.json().get("code")
+    assert code in BINDING_REFUSALS, (response.status_code, response.text[:500])
 
 
 def _is_uuid(value: object) -> bool:
