@@ -17,7 +17,7 @@ from ninja import Field, Router, Schema, Status
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import StorableInput, Text
+from knowledgeweb.api.text import NonBlankText, StorableInput, Text
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
 from knowledgeweb.threads.selectors import thread_get_for_owner
 
@@ -25,7 +25,7 @@ router = Router(tags=["threads"])
 
 
 class AskIn(StorableInput):
-    question: Text = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: NonBlankText = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     binding: Text = Field(min_length=1, max_length=100, description="The knowledge binding to search with.")
     answer_model: Text = Field(
         default=EXTRACTIVE,

@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import StorableInput, Text
+from knowledgeweb.api.text import NonBlankText, StorableInput, Text
 from knowledgeweb.bindings.choices import BindingTool
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.providers.registry import all_query_modes, provider_specs
@@ -126,7 +126,7 @@ class SearchIn(Input):
     tool: Literal[TOOLS] = Field(  # type: ignore[valid-type]
         description="knowledge_search or entity_relations_search (LightRAG only)."
     )
-    query: Text = Field(min_length=1, description="What to search for; blank queries are refused.")
+    query: NonBlankText = Field(min_length=1, description="What to search for; blank queries are refused.")
     agent_name: Text = Field(default="", max_length=100)
     binding: Text | None = Field(
         default=None,

@@ -37,8 +37,16 @@ def storable(value: str) -> str:
     return value
 
 
+#: No U+0000, and something besides whitespace: a query or a question the services take
+#: (they strip it and refuse what is left empty).
+NON_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+
 #: A string a database can store: no NUL, no unpaired surrogate.
 Text = Annotated[str, AfterValidator(storable), Field(json_schema_extra={"pattern": NO_NUL_PATTERN})]
+#: Text that must hold more than whitespace (the services refuse a blank one).
+NonBlankText = Annotated[
+    str, AfterValidator(storable), Field(json_schema_extra={"pattern": NON_BLANK_PATTERN})
+]
 # A key is validated like any Text, but its pattern is given once, as the object's
 # propertyNames: a pattern on the key type would become patternProperties.
 _Key = Annotated[str, AfterValidator(storable)]
