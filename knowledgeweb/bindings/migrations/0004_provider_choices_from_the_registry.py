@@ -11,7 +11,7 @@ import knowledgeweb.bindings.choices
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bindings", "0004_binding_browser_use"),
+        ("bindings", "0003_disable_unprefixed_key_variables"),
     ]
 
     operations = [
