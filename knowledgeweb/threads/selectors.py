@@ -175,18 +175,9 @@ def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
 
 def thread_source_numbers(*, thread: Thread) -> dict[str, int]:
     """The number of each source the thread's answers cite, in order of first citation: the
-    numbers its page shows (read from the verdicts stored at write, in one query)."""
-    numbers: dict[str, int] = {}
-    rows = (
-        MessageRender.objects.filter(thread=thread, message__type=MessageType.AI)
-        .order_by("seq")
-        .values_list("citations", flat=True)
-    )
-    for citations in rows:
-        for citation in citations:
-            if citation.get("state") == "resolved" and isinstance(citation.get("handle"), str):
-                numbers.setdefault(citation["handle"], len(numbers) + 1)
-    return numbers
+    numbers its page shows, fixed when each answer was written (``Thread.source_numbers``)."""
+    stored = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
+    return dict(stored or {})
 
 
 def thread_questions(*, thread: Thread) -> dict[UUID, str]:
@@ -215,4 +206,5 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     """Each AI message of the thread with its citations resolved against the evidence before it,
     as stored at write (stale renders are brought up to date first)."""
     messages = thread_messages(thread=thread, with_artifacts=False)
-    return messages_citations(messages, thread_renders(thread=thread, messages=messages))
+    renders = thread_renders(thread=thread, messages=messages)  # may count the thread again
+    return messages_citations(messages, renders, numbers=thread.source_numbers)

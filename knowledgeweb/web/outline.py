@@ -129,11 +129,13 @@ def _reference(entry: SourceEntry) -> str:
         meta.append(source.dataset_name)
     if source.pages:
         meta.append(("page " if len(source.pages) == 1 else "pages ") + ", ".join(map(str, source.pages)))
+    note = escape(f" ({entry.note})") if entry.note else ""
     # html.escape, not format_html: a long thread lists thousands of these, and every field
     # is a plain string (handles and ids are validated hex; titles and names are escaped).
     return (
         f'<li><a href="#{escape(source.handle)}" data-answer-source="{escape(source.id)}">'
-        f'<span class="citation-number">[{entry.number}]</span> {escape(source.title)}</a> '
+        f'<span class="citation-number">[{entry.number}]</span> {escape(source.title)}'
+        f"{note}</a> "
         f'<span class="answer-source-meta">{escape(" · ".join(meta))}</span></li>'
     )
 

@@ -238,9 +238,22 @@
         placed |= 2;
       }
     });
-    // The claim as read: the markers left out, and the space they leave before punctuation.
-    var words = text.slice(start, end).replace(/\s+([.,;:!?])/g, "$1");
+    // The claim as read: the markers left out, and the space they leave before punctuation,
+    // except a label that names another source, which is the answer's own word and stays.
+    var words = placed === 3 ? claimWords(range) : "";
     return placed === 3 ? { range: range, text: words } : null;
+  }
+
+  function claimWords(range) {
+    var copy = range.cloneContents();
+    copy.querySelectorAll(".citation-reason").forEach(function (el) {
+      el.remove();
+    });
+    copy.querySelectorAll(".citation").forEach(function (el) {
+      var label = el.getAttribute("data-label");
+      el.replaceWith(document.createTextNode(label || ""));
+    });
+    return copy.textContent.replace(/\s+/g, " ").replace(/\s+([.,;:!?])/g, "$1").trim();
   }
 
   function highlightClaim(citation) {
@@ -270,6 +283,14 @@
     setText(preview, "data-preview-field", "meta", meta.filter(Boolean).join(" · "));
     var excerpt = preview.querySelector('[data-preview-field="excerpt"]');
     if (excerpt) fillPreviewExcerpt(excerpt, entry, passageOf(citation), source);
+    var label = citation.getAttribute("data-label");
+    var mismatch = setText(
+      preview,
+      "data-preview-field",
+      "mismatch",
+      label ? "Label names another source: the answer labelled this citation \u201c" + label + "\u201d." : ""
+    );
+    if (mismatch) mismatch.hidden = !label;
     preview.hidden = false;
     previewing = citation;
     citation.setAttribute("aria-describedby", preview.id);
@@ -378,16 +399,41 @@
     if (pinned) highlightClaim(pinned);
   }
 
-  function nextUnverified() {
-    var all = messages ? Array.prototype.slice.call(messages.querySelectorAll(UNVERIFIED)) : [];
-    if (!all.length) return null;
-    var current = all.indexOf(document.activeElement);
-    if (current < 0 && nextUnverified.last) current = all.indexOf(nextUnverified.last);
-    var next = all[(current + 1) % all.length];
-    nextUnverified.last = next;
-    return next;
+  // The walk's arrival: the problem in view, focused, and its reason open (an unverified
+  // citation's popover, a label mismatch's preview; a "no citations" badge is its own reason).
+  function arriveAt(el) {
+    openDetailsAround(el);
+    if (el.matches(UNVERIFIED)) {
+      jumpTo(el);
+      var reason = document.getElementById(el.getAttribute("popovertarget") || "");
+      if (reason && typeof reason.showPopover === "function" && !reason.matches(":popover-open")) {
+        reason.showPopover();
+      }
+      return;
+    }
+    if (el.matches(RESOLVED)) {
+      pinned = el;
+      suppressed = null;
+      el.focus({ preventScroll: true });
+      el.scrollIntoView({ block: "center" });
+      highlightClaim(el);
+      showPreview(el);
+      return;
+    }
+    el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "center" });
   }
-  nextUnverified.last = null;
+
+  var walkNav = document.querySelector("[data-issue-walk]");
+  if (walkNav && messages && typeof window.knowledgewebWalk === "function") {
+    window.knowledgewebWalk({
+      nav: walkNav,
+      items: function () {
+        return messages.querySelectorAll("[data-issue]");
+      },
+      arrive: arriveAt,
+    });
+  }
 
   // ---- reasons -----------------------------------------------------------
 
@@ -453,15 +499,6 @@
         event.preventDefault();
         history.pushState(null, "", "#" + cited.id);
         jumpTo(cited);
-      }
-      return;
-    }
-    var next = target.closest("a[data-next-unverified]");
-    if (next) {
-      var unverified = nextUnverified();
-      if (unverified) {
-        event.preventDefault();
-        jumpTo(unverified);
       }
       return;
     }

@@ -198,23 +198,35 @@ def test_a_claim_sharing_no_word_with_its_source_marks_nothing(reader: User, cli
     assert "data-passage" not in _hooks(page)[0]
 
 
-def test_the_header_counts_verified_unverified_and_malformed(reader: User, client_for: Client) -> None:
+def test_the_header_counts_each_kind_of_problem_in_honest_words_and_the_walk_starts_at_the_first(
+    reader: User, client_for: Client
+) -> None:
     thread, speech, _ = _two_answers(reader)
     message_append(
         thread=thread,
         type="ai",
         content=f"A guess [x](#knowledge-source-{'0' * 32}) and [y](#knowledge-source-bad) and [z](#{speech}).",
     )
+    message_append(thread=thread, type="ai", content="Nothing cited here at all.")
     page = _page(client_for, thread)
     tally = re.search(r"<p class=\"citation-tally\" data-citation-tally>(.*?)</p>", page, re.S)
     assert tally is not None
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", tally.group(1))).strip()
-    assert text == "4 verified · 1 unverified · 1 malformed · Next unverified"
-    first_unverified = re.search(
-        r'<button type="button" class="citation" data-citation="unresolved" id="([^"]+)"', page
+    assert text == (
+        "4 source found · 1 no source · 1 malformed · 1 label names another source · 1 answer without citations"
     )
-    assert first_unverified is not None
-    assert f'href="#{first_unverified.group(1)}" class="next-unverified"' in page
+    assert "verified" not in page.lower().replace("unverified", "")
+    # The walk's stops, in page order: the mismatched label, the two unverified citations, the
+    # answer that cites nothing.
+    kinds = re.findall(r'data-issue="([a-z-]+)"', page)
+    assert kinds == ["label-mismatch", "unresolved", "malformed", "uncited"]
+    walk = re.search(r"<nav class=\"issue-walk\"[^>]*>(.*?)</nav>", page, re.S)
+    assert walk is not None
+    assert 'data-walk-total="4"' in page
+    first = re.search(r'<a class="citation" data-citation="resolved"[^>]* id="([^"]+)"[^>]*data-issue=', page)
+    assert first is not None
+    assert f'href="#{first.group(1)}" class="walk-step next-issue" data-walk="next"' in walk.group(1)
+    assert "4 issues to review" in walk.group(1)
 
 
 def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(

@@ -248,16 +248,24 @@ def test_a_search_with_no_match_says_so(user: User, client: Client) -> None:
 def test_each_row_shows_its_stored_verdicts_and_last_update(user: User, client: Client) -> None:
     thread = thread_create(owner=user, title="Tallied")
     Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=12, citations_unresolved=3, citations_malformed=1
+        citations_resolved=12,
+        citations_unresolved=3,
+        citations_malformed=0,
+        citations_mismatched=2,
+        answers_uncited=1,
     )
     thread.refresh_from_db()
 
     with CaptureQueriesContext(connection) as queries:
         html = client.get("/").content.decode()
 
-    assert re.search(r'data-verdict="resolved">12 verified<', html)
-    assert re.search(r'data-verdict="unresolved">3 unverified<', html)
-    assert re.search(r'data-verdict="malformed">1 malformed<', html)
+    assert re.search(r'class="verdict verdict-resolved" data-verdict="resolved">12 source found<', html)
+    assert re.search(r'class="verdict verdict-unresolved" data-verdict="unresolved">3 no source<', html)
+    # A count of zero is neutral: no warning colour.
+    assert re.search(r'class="verdict" data-verdict="malformed">0 malformed<', html)
+    assert re.search(r'data-verdict="label-mismatch">2 labels name another source<', html)
+    assert re.search(r'data-verdict="uncited">1 answer without citations<', html)
+    assert "verified" not in html
     assert f'datetime="{thread.updated_at.isoformat()}"' in html
     assert "threads_message" not in " ".join(q["sql"] for q in queries.captured_queries)
 

@@ -21,6 +21,7 @@ from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts
 from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
+from knowledgeweb.threads.tallies import answer_uncited
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class MessageRendering:
     sources: dict[str, Evidence] = field(default_factory=dict)
     entries: dict[str, list[str]] = field(default_factory=dict)
     export: list[ExportPart] = field(default_factory=list)
+    #: An answer with text that cites nothing (``threads.tallies.answer_uncited``).
+    uncited: bool = False
 
     def tally(self, state: str) -> int:
         return sum(1 for citation in self.citations if citation["state"] == state)
@@ -65,10 +68,14 @@ def render_message(
         rendered = render_assistant_content(
             message.content, available, anchor_prefix=citation_anchor_prefix(message)
         )
+        citations = [citation_json(hook) for hook in rendered.hooks]
         return MessageRendering(
             html=rendered.html,
-            citations=[citation_json(hook) for hook in rendered.hooks],
-            export=message_export_parts(rendered.parsed, rendered.verdicts),
+            citations=citations,
+            export=message_export_parts(
+                rendered.parsed, rendered.verdicts, [hook.label_mismatch for hook in rendered.hooks]
+            ),
+            uncited=answer_uncited(html=rendered.html, tool_calls=message.tool_calls, citations=citations),
         )
     if message.type == MessageType.TOOL:
         failed = message.status == MessageStatus.ERROR

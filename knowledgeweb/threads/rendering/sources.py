@@ -135,13 +135,20 @@ def source_entry(
     number: int | None = None,
     marks: Collection[int] = (),
     backlinks: Sequence[tuple[str, str]] = (),
+    note: str = "",
 ) -> SafeString:
     """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count.
 
     ``number`` is the source's number in the thread, ``marks`` the excerpt sentences closest
-    to the claims that cite it, and ``backlinks`` each citing place as (anchor, words).
+    to the claims that cite it, ``backlinks`` each citing place as (anchor, words), and ``note``
+    what tells it apart from another source of the same title.
     """
     opening, body = parts
+    if note:
+        # Told apart from another source of the same title: the note joins the title's text.
+        end = body.find("</p>")
+        if end >= 0:
+            body = f'{body[:end]}<span class="source-title-note"> ({escape(note)})</span>{body[end:]}'
     if marks:
         body = mark_sentences(body, marks)
     count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"

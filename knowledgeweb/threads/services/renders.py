@@ -31,9 +31,18 @@ from knowledgeweb.threads.evidence import (
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.rendering.fingerprint import render_fingerprint
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
+from knowledgeweb.threads.tallies import tallies_of
 
-_STATES = ("resolved", "unresolved", "malformed")
-_UPDATED_FIELDS = ["fingerprint", "html", "citations", "sources", "entries", "export", "rendered_at"]
+_UPDATED_FIELDS = [
+    "fingerprint",
+    "html",
+    "citations",
+    "sources",
+    "entries",
+    "export",
+    "uncited",
+    "rendered_at",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +86,19 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
         available, _ = _evidence_so_far(thread, before_seq=message.seq)
         rendering = render_message(message, available, {})
     _row(message, rendering, render_fingerprint()).save(force_insert=True)
-    Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=F("citations_resolved") + rendering.tally("resolved"),
-        citations_unresolved=F("citations_unresolved") + rendering.tally("unresolved"),
-        citations_malformed=F("citations_malformed") + rendering.tally("malformed"),
-    )
+    if message.type == MessageType.AI:
+        # Under the thread's lock: the numbers read here are the last answer's.
+        known = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
+        added = tallies_of([rendering], known or {})
+        Thread.objects.filter(pk=thread.pk).update(
+            citations_resolved=F("citations_resolved") + added["citations_resolved"],
+            citations_unresolved=F("citations_unresolved") + added["citations_unresolved"],
+            citations_malformed=F("citations_malformed") + added["citations_malformed"],
+            citations_mismatched=F("citations_mismatched") + added["citations_mismatched"],
+            answers_uncited=F("answers_uncited") + added["answers_uncited"],
+            source_numbers=added["source_numbers"],
+        )
+        thread.source_numbers = added["source_numbers"]
     return rendering
 
 
@@ -186,20 +203,17 @@ def _row(message: Message, rendering: MessageRendering, fingerprint: str) -> Mes
         sources=[evidence_to_json(source) for source in rendering.sources.values()],
         entries=rendering.entries,
         export=rendering.export,
+        uncited=rendering.uncited,
         rendered_at=timezone.now(),
     )
 
 
 def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRender]) -> None:
-    counts = dict.fromkeys(_STATES, 0)
-    for render in renders:
-        for citation in render.citations:
-            counts[citation["state"]] += 1
-    Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=counts["resolved"],
-        citations_unresolved=counts["unresolved"],
-        citations_malformed=counts["malformed"],
-    )
+    """Count and number the whole thread again (an import, a re-render); the instance follows."""
+    values = tallies_of(renders)
+    Thread.objects.filter(pk=thread.pk).update(**values)
+    for name, value in values.items():
+        setattr(thread, name, value)
 
 
 def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dict[str, Evidence], int]:

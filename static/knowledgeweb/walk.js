@@ -1,0 +1,59 @@
+// The walk through a page's items ("Next issue"): "n of m", previous and next, a highlight
+// that does not depend on :focus-visible, and an arrival hook (docs/decisions.md, "One walk").
+//
+// Reusable: a page gives it its navigation element, a function listing the items in page
+// order (so items added later are walked too) and what to do on arrival. Without this
+// script the navigation's links still jump to the first item.
+(function () {
+  "use strict";
+
+  function createWalk(options) {
+    var nav = options.nav;
+    var position = nav.querySelector("[data-walk-position]");
+    var previous = nav.querySelector('[data-walk="previous"]');
+    var next = nav.querySelector('[data-walk="next"]');
+    var current = null;
+
+    function items() {
+      return Array.prototype.slice.call(options.items()).filter(function (el) {
+        return el.id && el.isConnected;
+      });
+    }
+
+    function go(step) {
+      var all = items();
+      if (!all.length) return null;
+      var index = all.indexOf(document.activeElement);
+      if (index < 0 && current) index = all.indexOf(current);
+      if (index < 0) index = step > 0 ? 0 : all.length - 1;
+      else index = (index + step + all.length) % all.length;
+      if (current) current.classList.remove("walk-current");
+      current = all[index];
+      current.classList.add("walk-current");
+      if (position) position.textContent = index + 1 + " of " + all.length;
+      if (previous) {
+        previous.hidden = false;
+        previous.setAttribute("href", "#" + all[(index - 1 + all.length) % all.length].id);
+      }
+      if (next) next.setAttribute("href", "#" + all[(index + 1) % all.length].id);
+      options.arrive(current);
+      return current;
+    }
+
+    nav.addEventListener("click", function (event) {
+      var target = event.target instanceof Element ? event.target.closest("[data-walk]") : null;
+      if (!target || !nav.contains(target)) return;
+      event.preventDefault();
+      go(target.getAttribute("data-walk") === "previous" ? -1 : 1);
+    });
+
+    return {
+      go: go,
+      current: function () {
+        return current;
+      },
+    };
+  }
+
+  window.knowledgewebWalk = createWalk;
+})();
