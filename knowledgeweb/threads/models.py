@@ -142,6 +142,9 @@ class MessageRender(models.Model):
     export = models.JSONField(default=list, blank=True)
     # An answer with text that cites nothing (``threads.tallies.answer_uncited``).
     uncited = models.BooleanField(default=False)
+    # The words a reader sees, as plain text (no link targets, markup or citation labels):
+    # what the thread search matches. Empty for tool output, which is not searched.
+    text = models.TextField(blank=True, default="")
     rendered_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -32,6 +32,7 @@ __all__ = [
     "thread_page_for_owner",
     "thread_questions",
     "thread_renders",
+    "thread_texts_matching",
 ]
 
 #: The list's one order. ``id`` breaks ties between threads updated in the same
@@ -39,8 +40,6 @@ __all__ = [
 THREAD_ORDER = ("-updated_at", "-id")
 #: Longest search accepted; longer text is cut (a search box, not a document).
 MAX_SEARCH_CHARS = 200
-#: Messages whose text the search reads: what was said, not what a tool returned.
-_SEARCHED_TYPES = (MessageType.HUMAN, MessageType.AI, MessageType.SYSTEM)
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> QuerySet[Thread]:
@@ -62,11 +61,28 @@ def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> Q
         # a query: nothing can match.
         return Thread.objects.none()
     if needle:
-        said = Message.objects.filter(
-            thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
-        )
+        # The words a reader sees, stored with each render (never link targets or markup;
+        # tool output is stored without any).
+        said = MessageRender.objects.filter(thread=OuterRef("pk"), text__icontains=needle)
         threads = threads.filter(Q(title__icontains=needle) | Exists(said))
     return threads.order_by(*THREAD_ORDER)
+
+
+def thread_texts_matching(*, thread_ids: Collection[UUID], search: str) -> dict[UUID, str]:
+    """For each of these threads, the first message text (as a reader sees it) holding ``search``
+    (case-insensitive, as the list's search): what a snippet of the match is cut from."""
+    needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if not needle or "\x00" in needle or not thread_ids:
+        return {}
+    rows = (
+        MessageRender.objects.filter(thread_id__in=list(thread_ids), text__icontains=needle)
+        .order_by("thread_id", "seq")
+        .values_list("thread_id", "text")
+    )
+    found: dict[UUID, str] = {}
+    for thread_id, text in rows.iterator():
+        found.setdefault(thread_id, text)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

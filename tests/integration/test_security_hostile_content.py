@@ -90,6 +90,7 @@ def assert_no_live_markup(html: str) -> None:
         ["question", "binding"] if follow_up else []
     )
     assert [attrs.get("src") for tag, attrs in parsed if tag == "script"] == [
+        "/static/knowledgeweb/walk.js",
         "/static/knowledgeweb/citations.js",
         *(["/static/knowledgeweb/compose.js"] if follow_up else []),
     ]

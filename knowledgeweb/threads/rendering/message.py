@@ -17,6 +17,7 @@ from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import parse_markdown
 from knowledgeweb.threads.exports import ExportPart, message_export_parts
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.threads.rendering.claims import answer_text
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts
@@ -35,6 +36,8 @@ class MessageRendering:
     export: list[ExportPart] = field(default_factory=list)
     #: An answer with text that cites nothing (``threads.tallies.answer_uncited``).
     uncited: bool = False
+    #: The words a reader sees (what the thread search reads); empty for tool output.
+    text: str = ""
 
     def tally(self, state: str) -> int:
         return sum(1 for citation in self.citations if citation["state"] == state)
@@ -76,6 +79,7 @@ def render_message(
                 rendered.parsed, rendered.verdicts, [hook.label_mismatch for hook in rendered.hooks]
             ),
             uncited=answer_uncited(html=rendered.html, tool_calls=message.tool_calls, citations=citations),
+            text=answer_text(rendered.parsed),
         )
     if message.type == MessageType.TOOL:
         failed = message.status == MessageStatus.ERROR
@@ -92,4 +96,6 @@ def render_message(
     # Human and system messages are shown as written; their export keeps their links,
     # except any that would pose as one of the export's reference markers.
     plain = format_html('<div class="plain-text">{}</div>', message.content)
-    return MessageRendering(html=plain, export=message_export_parts(parse_markdown(message.content), None))
+    return MessageRendering(
+        html=plain, export=message_export_parts(parse_markdown(message.content), None), text=message.content
+    )

@@ -204,6 +204,7 @@ def _row(message: Message, rendering: MessageRendering, fingerprint: str) -> Mes
         entries=rendering.entries,
         export=rendering.export,
         uncited=rendering.uncited,
+        text=rendering.text,
         rendered_at=timezone.now(),
     )
 
