@@ -137,7 +137,7 @@ def test_page_stream_report_and_export_number_every_source_alike(
 
 
 def test_numbers_are_fixed_at_write_and_a_rerender_keeps_them(user: User) -> None:
-    thread, handles = _generated_thread(user, 7)
+    thread, _handles = _generated_thread(user, 7)
     before = thread_source_numbers(thread=thread)
     thread_rerender(thread=thread, force=True)
     assert thread_source_numbers(thread=thread) == before
@@ -147,7 +147,7 @@ def test_numbers_are_fixed_at_write_and_a_rerender_keeps_them(user: User) -> Non
 
 def test_tool_hits_show_the_threads_numbers_and_an_uncited_hit_none(user: User, client_for: Client) -> None:
     thread = thread_create(owner=user, title="Hits")
-    message, formatted = record_search(
+    _message, formatted = record_search(
         thread,
         RetrievalHit(text="Alpha is first.", title="alpha.md"),
         RetrievalHit(text="Beta is second.", title="beta.md"),

@@ -336,7 +336,8 @@ def test_the_search_shows_a_snippet_around_the_match_and_says_how_many_match(
     assert re.search(r"1 thread matches “ALBATROSS”", html)
     (snippet,) = re.findall(r'<p class="thread-snippet" data-snippet>(.*?)</p>', html, re.S)
     assert "<mark>albatross</mark>" in snippet
-    assert snippet.startswith("…word") and snippet.endswith("…")
+    assert snippet.startswith("…word")
+    assert snippet.endswith("…")
     assert len(re.sub(r"<[^>]+>", "", snippet)) <= 2 * 60 + len("albatross") + 2
 
     other = thread_create(owner=user, title="Albatross facts")
