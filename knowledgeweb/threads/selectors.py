@@ -24,6 +24,7 @@ from knowledgeweb.threads.services.renders import thread_renders
 __all__ = [
     "message_get_for_owner",
     "renders_evidence",
+    "thread_answer_number",
     "thread_citations",
     "thread_get_for_owner",
     "thread_list_for_owner",
@@ -194,6 +195,23 @@ def thread_source_numbers(*, thread: Thread) -> dict[str, int]:
     numbers its page shows, fixed when each answer was written (``Thread.source_numbers``)."""
     stored = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
     return dict(stored or {})
+
+
+def thread_answer_number(*, thread: Thread, message_hex: str) -> int | None:
+    """The position among the thread's answers of the AI message whose id is ``message_hex``
+    (its "answer N"), or None when the thread holds no such answer."""
+    try:
+        key = UUID(hex=message_hex)
+    except ValueError:
+        return None
+    seq = (
+        Message.objects.filter(pk=key, thread=thread, type=MessageType.AI)
+        .values_list("seq", flat=True)
+        .first()
+    )
+    if seq is None:
+        return None
+    return Message.objects.filter(thread=thread, type=MessageType.AI, seq__lte=seq).count()
 
 
 def thread_questions(*, thread: Thread) -> dict[UUID, str]:

@@ -68,6 +68,19 @@
     return raw.indexOf("/library/passage/?") === 0 ? raw : "";
   }
 
+  // The document page for this citation: its own anchor (the page's way back) and the
+  // sentences closest to its own claim (the only ones marked there).
+  function documentFor(path, citation) {
+    if (!path || !citation || !citation.matches(RESOLVED) || !citation.id) return path;
+    var url = new URL(path, location.origin);
+    if (!url.searchParams.get("thread")) return path;
+    url.searchParams.set("cite", citation.id);
+    var sentences = Object.keys(passageOf(citation));
+    if (sentences.length) url.searchParams.set("sentences", sentences.join(","));
+    else url.searchParams.delete("sentences");
+    return url.pathname + url.search + url.hash;
+  }
+
   function sourceOf(entry) {
     var number = entry.querySelector("[data-source-number]");
     return {
@@ -354,7 +367,7 @@
       url.setAttribute("href", source.url || "#");
     }
     setLink("url-passage", source.urlPassage);
-    setLink("document", source.document);
+    setLink("document", documentFor(source.document, citation));
     var label = citation.getAttribute("data-label");
     var mismatch = dialog.querySelector('[data-dialog-field="label-mismatch"]');
     if (mismatch) {

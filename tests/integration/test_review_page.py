@@ -255,12 +255,18 @@ def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(
     path = html_lib.unescape(document.group(1))
     assert path.startswith("/library/passage/?collection=Speeches+%26+more&digest=")
     assert path.endswith("#passage")
+    # The link names the thread, its first citation and the sentence closest to its claim.
+    assert f"&thread={thread.id}&cite=cite-" in path
+    assert "&sentences=0#passage" in path
     response = client_for.get(path.split("#")[0])
     assert response.status_code == 200
+    # Only that sentence is marked; the way back leads to the citation.
     assert re.search(
-        r'<mark id="passage"[^>]*>We are met on a great &quot;battle-field&quot; &amp; more\.',
+        r'<p class="document-chunk passage" id="passage"[^>]*><mark class="passage-mark">'
+        r"We are met on a great &quot;battle-field&quot; &amp; more\.</mark> Then more\.</p>",
         response.content.decode(),
     )
+    assert "Back to the citation</a>" in response.content.decode()
 
     at_passage = re.search(r'<a class="source-at-passage" data-field="url-passage" href="([^"]+)"', entry)
     assert at_passage is not None

@@ -252,13 +252,18 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
         SourceEntry(
             h,
             counts[h],
-            source_entry(
-                retrieved[h],
-                counts[h],
-                number=n,
-                marks=marks.get(h, ()),
-                backlinks=_deduplicated(citing.get(h, [])),
-                note=notes.get(h, ""),
+            _document_link(
+                source_entry(
+                    retrieved[h],
+                    counts[h],
+                    number=n,
+                    marks=marks.get(h, ()),
+                    backlinks=_deduplicated(citing.get(h, [])),
+                    note=notes.get(h, ""),
+                ),
+                thread,
+                citing.get(h, []),
+                marks.get(h, set()),
             ),
             evidence.get(h),
             n,
@@ -297,6 +302,23 @@ _UNVERIFIED_HANDLE = re.compile(r'data-unverified-handle="([^"]+)"')
 _REASON_SLOT = re.compile(r'(<span class="reason-text" data-reason-handle="([a-z0-9-]+)">)([^<]*)(</span>)')
 _ENTRY_TITLE = re.compile(r'data-field="title">([^<]*)</p>')
 _ENTRY_PAGE = re.compile(r'data-field="page">([^<]*)</dd>')
+
+
+_DOCUMENT_LINK = re.compile(r'(data-field="document" href="/library/passage/\?[^"#]*)#passage"')
+
+
+def _document_link(
+    html: SafeString, thread: Thread, places: Sequence[tuple[str, str]], sentences: set[int]
+) -> SafeString:
+    """A cited entry's "Open in document" link, naming the thread and its first citation (for the
+    page's way back) and the sentences closest to the claims (the only ones marked there)."""
+    if not places or 'data-field="document"' not in html:
+        return html
+    extra = f"&amp;thread={thread.id}&amp;cite={places[0][0]}"
+    if sentences:
+        extra += "&amp;sentences=" + ",".join(str(i) for i in sorted(sentences))
+    # The anchor is a hook id and the sentence numbers integers: nothing here needs escaping.
+    return SafeString(_DOCUMENT_LINK.sub(lambda m: f'{m.group(1)}{extra}#passage"', html, count=1))
 
 
 def _hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
