@@ -344,12 +344,48 @@
     link.hidden = !href;
   }
 
+  // The resolved citations of the answer holding ``link`` (a per-answer source) that cite ``handle``.
+  function claimsCiting(link, handle) {
+    var answer = link.closest("li.message");
+    if (!answer) return [];
+    return Array.prototype.slice.call(answer.querySelectorAll(RESOLVED)).filter(function (cited) {
+      return cited.getAttribute("href") === "#" + handle;
+    });
+  }
+
+  function fillClaims(entry, source, citing) {
+    var list = dialog.querySelector('[data-dialog-field="claims"]');
+    if (!list) return;
+    while (list.firstChild) list.removeChild(list.firstChild);
+    citing.forEach(function (cited) {
+      var item = document.createElement("li");
+      var claim = claimOf(cited);
+      var quote = document.createElement("q");
+      quote.textContent = claim ? claim.text : "(no claim sentence)";
+      item.appendChild(quote);
+      var passage = document.createElement("p");
+      passage.className = "claim-passage";
+      var marks = passageOf(cited);
+      if (hasAny(marks)) fillPreviewExcerpt(passage, entry, marks, source);
+      else passage.textContent = "No sentence of the excerpt shares enough words with this claim.";
+      item.appendChild(passage);
+      list.appendChild(item);
+    });
+  }
+
   function openDialog(citation) {
     if (!dialog || typeof dialog.showModal !== "function") return false;
     var entry = entryFor(citation);
     if (!entry) return false;
     var source = sourceOf(entry);
     var passage = passageOf(citation);
+    if (citation.matches(ANSWER_SOURCE)) {
+      claimsCiting(citation, source.handle).forEach(function (cited) {
+        Object.keys(passageOf(cited)).forEach(function (key) {
+          passage[key] = true;
+        });
+      });
+    }
     setText(dialog, "data-dialog-field", "number", source.number);
     setText(dialog, "data-dialog-field", "title", source.title);
     setText(dialog, "data-dialog-field", "provider", source.provider);
@@ -374,9 +410,19 @@
       mismatch.textContent = label ? "The answer labelled this citation \u201c" + label + "\u201d." : "";
       mismatch.hidden = !label;
     }
-    var claim = claimOf(citation);
-    setText(dialog, "data-dialog-field", "claim", claim ? claim.text : "");
+    // A source list opens the source with every claim of its answer that cites it, each with
+    // its own closest passage; a citation opens it with its own claim.
+    var citing = citation.matches(ANSWER_SOURCE) ? claimsCiting(citation, source.handle) : [];
+    var claim = citing.length || citation.matches(ANSWER_SOURCE) ? null : claimOf(citation);
+    var claimText = claim ? claim.text : "";
+    // The answer's own label stays with its claim where it names another source: the reader
+    // sees what the answer said it was citing.
+    var ownLabel = citation.getAttribute("data-label");
+    if (claim && ownLabel && claimText.indexOf(ownLabel) < 0) claimText += " [" + ownLabel + "]";
+    setText(dialog, "data-dialog-field", "claim", claimText);
     showRow("claim", Boolean(claim));
+    fillClaims(entry, source, citing);
+    showRow("claims", citing.length > 0);
     var note = dialog.querySelector('[data-dialog-field="truncated"]');
     if (note) note.hidden = !source.truncated;
     var jump = dialog.querySelector('[data-dialog-field="panel-link"]');

@@ -13,6 +13,8 @@
     var previous = nav.querySelector('[data-walk="previous"]');
     var next = nav.querySelector('[data-walk="next"]');
     var current = null;
+    var keys = nav.querySelector("[data-walk-keys]");
+    if (keys) keys.hidden = false;
 
     function items() {
       return Array.prototype.slice.call(options.items()).filter(function (el) {
@@ -45,6 +47,18 @@
       if (!target || !nav.contains(target)) return;
       event.preventDefault();
       go(target.getAttribute("data-walk") === "previous" ? -1 : 1);
+    });
+
+    // "n" and "p" walk from anywhere on the page but a text field (the keyboard's way to keep
+    // walking once focus has moved to the item).
+    document.addEventListener("keydown", function (event) {
+      if (event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
+      var target = event.target instanceof Element ? event.target : null;
+      if (target && target.closest("input, textarea, select, [contenteditable], dialog[open]")) return;
+      if (event.key === "n" || event.key === "p") {
+        event.preventDefault();
+        go(event.key === "p" ? -1 : 1);
+      }
     });
 
     return {
