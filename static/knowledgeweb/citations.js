@@ -12,6 +12,8 @@
   var UNVERIFIED = 'button.citation[data-citation="unresolved"], button.citation[data-citation="malformed"]';
   // A per-answer source link opens the same dialog as the citations it lists.
   var ANSWER_SOURCE = "a[data-answer-source]";
+  // A cited panel entry's number opens it with every claim of the thread that cites it.
+  var PANEL_SOURCE = "a[data-panel-source]";
   // The blocks a claim sentence lives in: what the answer's Markdown makes of a paragraph.
   var BLOCKS = "p, li, td, th, h1, h2, h3, h4, h5, h6, dd";
   var SENTENCE_END = /[.!?\u2026\u3002\uff01\uff1f]["'\u201d\u2019\u00bb)\]]*(?=\s|$)/g;
@@ -346,7 +348,7 @@
 
   // The resolved citations of the answer holding ``link`` (a per-answer source) that cite ``handle``.
   function claimsCiting(link, handle) {
-    var answer = link.closest("li.message");
+    var answer = link.matches(PANEL_SOURCE) ? messages : link.closest("li.message");
     if (!answer) return [];
     return Array.prototype.slice.call(answer.querySelectorAll(RESOLVED)).filter(function (cited) {
       return cited.getAttribute("href") === "#" + handle;
@@ -379,7 +381,7 @@
     if (!entry) return false;
     var source = sourceOf(entry);
     var passage = passageOf(citation);
-    if (citation.matches(ANSWER_SOURCE)) {
+    if (citation.matches(ANSWER_SOURCE + ", " + PANEL_SOURCE)) {
       claimsCiting(citation, source.handle).forEach(function (cited) {
         Object.keys(passageOf(cited)).forEach(function (key) {
           passage[key] = true;
@@ -412,8 +414,15 @@
     }
     // A source list opens the source with every claim of its answer that cites it, each with
     // its own closest passage; a citation opens it with its own claim.
-    var citing = citation.matches(ANSWER_SOURCE) ? claimsCiting(citation, source.handle) : [];
-    var claim = citing.length || citation.matches(ANSWER_SOURCE) ? null : claimOf(citation);
+    var listed = citation.matches(ANSWER_SOURCE + ", " + PANEL_SOURCE);
+    var citing = listed ? claimsCiting(citation, source.handle) : [];
+    var claim = listed ? null : claimOf(citation);
+    setText(
+      dialog,
+      "data-dialog-field",
+      "claims-heading",
+      citation.matches(PANEL_SOURCE) ? "Claims of this thread that cite this source" : "Claims of this answer that cite this source"
+    );
     var claimText = claim ? claim.text : "";
     // The answer's own label stays with its claim where it names another source: the reader
     // sees what the answer said it was citing.
@@ -561,7 +570,7 @@
       }
       return;
     }
-    var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE);
+    var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE) || target.closest(PANEL_SOURCE);
     if (citation && openDialog(citation)) event.preventDefault();
   });
 

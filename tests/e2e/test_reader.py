@@ -141,6 +141,18 @@ def test_a_source_list_opens_the_dialog_with_each_claim_citing_it_and_its_passag
     claims = dialog.locator('[data-dialog-field="claims"] li')
     expect(claims).to_have_count(1)
     expect(claims.first.locator("q")).to_have_text("He spoke at the cemetery.")
+    page.keyboard.press("Escape")
+    # From the panel: every claim of the thread citing the source, each with its own passage.
+    page.locator(f'[data-sources-panel] a[data-panel-source][href="#{problems.review.speech}"]').click()
+    expect(dialog).to_be_visible()
+    expect(dialog.locator('[data-dialog-field="claims-heading"]')).to_have_text(
+        "Claims of this thread that cite this source"
+    )
+    expect(claims.locator("q")).to_have_text(
+        ["Lincoln said that they had met on a battle-field of that war.", "He spoke at the cemetery."]
+    )
+    expect(claims.nth(0).locator("mark")).to_have_text([problems.review.closest])
+    expect(claims.nth(1).locator("mark")).to_have_count(0)
     assert watched.errors == []
 
 

@@ -107,8 +107,14 @@ def test_citations_are_numbered_by_source_in_order_of_first_citation(
     assert "NASA" not in re.sub(r'data-label="[^"]*"', "", page.split('<aside class="sources-panel"')[0])
     assert "citation:" not in page.split('<aside class="sources-panel"')[0]
     # The panel numbers its entries the same way.
-    assert '<span class="source-number" data-source-number>[1]</span>' in _entry(page, speech)
-    assert '<span class="source-number" data-source-number>[2]</span>' in _entry(page, planets)
+    # The number opens the source with every claim citing it.
+    for handle, number in ((speech, 1), (planets, 2)):
+        source_id = handle.removeprefix("knowledge-source-")
+        assert (
+            f'<a class="source-number" data-source-number data-panel-source href="#{handle}" '
+            f'data-source-id="{source_id}" aria-label="Source [{number}]: open it with the claims citing it">'
+            f"[{number}]</a>"
+        ) in _entry(page, handle)
 
 
 def test_the_report_flags_a_label_that_names_another_source(reader: User) -> None:
