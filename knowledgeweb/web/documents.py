@@ -116,7 +116,7 @@ def _marked_passage(text: str, sentences: set[int]) -> SafeString:
         return SafeString(f'<mark class="passage-mark">{escape(text)}</mark>')
     out: list[str] = []
     for segment in excerpt_segments(text):
-        piece = escape(segment.text)
+        piece: str = escape(segment.text)
         if segment.kind == "sentence" and segment.index in sentences:
             piece = f'<mark class="passage-mark">{piece}</mark>'
         out.append(piece)

@@ -158,10 +158,9 @@ class Problems:
 def problems_thread(owner: User) -> Problems:
     review = review_thread(owner)
     thread = review.thread
-    hit = RetrievalHit(
-        text="The Moon orbits the Earth in about 27 days.", title="Moon facts", dataset_name="Astronomy"
-    )
-    later = f"knowledge-source-{source_id('local', hit.title, hit.text, hit.dataset_name)}"
+    title, text, dataset = "Moon facts", "The Moon orbits the Earth in about 27 days.", "Astronomy"
+    hit = RetrievalHit(text=text, title=title, dataset_name=dataset)
+    later = f"knowledge-source-{source_id('local', title, text, dataset)}"
     message_append(thread=thread, type="human", content="And the Moon?")
     message_append(thread=thread, type="ai", content=f"It orbits in about 27 days [Moon facts](#{later}).")
     retrieve(thread, hit)
