@@ -166,9 +166,10 @@ def test_each_answer_lists_its_references_and_each_source_its_backlinks(
     second = re.findall(r'<li><a href="#([^"]+)" data-answer-source="[^"]+">(.*?)</a>', sections[1])
     number = '<span class="citation-number">[{}]</span> {}'
     assert first == [(speech, number.format(1, "The Gettysburg Address"))]
+    # Listed by number, though the answer cites [2] first.
     assert second == [
-        (planets, number.format(2, "Planets primer")),
         (speech, number.format(1, "The Gettysburg Address")),
+        (planets, number.format(2, "Planets primer")),
     ]
     assert "local · Speeches" in sections[0]
 

@@ -117,10 +117,6 @@ class ThreadView:
     issues: tuple[Issue, ...] = field(default=())
 
     @property
-    def unverified(self) -> tuple[str, ...]:
-        return tuple(i.anchor for i in self.issues if i.kind in ("unresolved", "malformed"))
-
-    @property
     def resolved_total(self) -> int:
         return sum(view.resolved for view in self.messages)
 
@@ -202,7 +198,7 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
         if message.type == MessageType.AI:
             answers += 1
             answer = answers
-            uncited = bool(getattr(render, "uncited", False))
+            uncited = render.uncited
             if uncited:
                 issues.append(Issue(uncited_anchor(message), "uncited"))
         tally = {"resolved": 0, "unresolved": 0, "malformed": 0}
