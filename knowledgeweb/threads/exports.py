@@ -30,6 +30,7 @@ from knowledgeweb.threads.calls import call_answers, calls_markdown, parts_markd
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
+from knowledgeweb.threads.tallies import TALLY_FIELDS
 
 ExportFormat = Literal["json", "markdown"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("json", "markdown")
@@ -60,6 +61,7 @@ def thread_export(*, thread: Thread, format: str) -> ThreadExport:
             filename=f"{stem}.json",
         )
     if format == "markdown":
+        thread.refresh_from_db(fields=list(TALLY_FIELDS))  # the counters move in SQL, not on this instance
         return ThreadExport(
             content=thread_export_markdown(
                 thread, messages, thread_renders(thread=thread, messages=messages)

@@ -240,5 +240,6 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     """Each AI message of the thread with its citations resolved against the evidence before it,
     as stored at write (stale renders are brought up to date first)."""
     messages = thread_messages(thread=thread, with_artifacts=False)
+    thread.refresh_from_db(fields=["source_numbers"])
     renders = thread_renders(thread=thread, messages=messages)  # may count the thread again
     return messages_citations(messages, renders, numbers=thread.source_numbers)

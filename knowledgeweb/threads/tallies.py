@@ -13,6 +13,15 @@ from typing import Any, Protocol
 from knowledgeweb.knowledge.numbering import number_sources
 
 STATES = ("resolved", "unresolved", "malformed")
+#: The ``Thread`` fields kept here; a reader refreshes them before use (writers move them in SQL).
+TALLY_FIELDS = (
+    "citations_resolved",
+    "citations_unresolved",
+    "citations_malformed",
+    "citations_mismatched",
+    "answers_uncited",
+    "source_numbers",
+)
 
 
 class Rendered(Protocol):

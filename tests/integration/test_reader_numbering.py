@@ -291,3 +291,44 @@ def test_counters_are_stored_and_read_by_the_header_and_the_list(user: User, cli
     assert "1 answer without citations" in text
     assert "*No citations in this answer.*" in text
     assert "\\[label names another source\\]" in text
+
+
+def test_the_export_of_a_thread_with_every_problem_carries_each_marker(user: User) -> None:
+    thread = thread_create(owner=user, title="Problems")
+    _, formatted = record_search(thread, RetrievalHit(text="Cats purr when content.", title="cats.md"))
+    (cats,) = hit_handles(formatted)
+    probe = thread_create(owner=user, title="probe")
+    hit = RetrievalHit(text="Dogs bark.", title="dogs.md")
+    (later,) = hit_handles(record_search(probe, hit)[1])
+    message_append(
+        thread=thread,
+        type="ai",
+        content=(
+            f"Cats purr [citation:NASA Earth Fact Sheet](#{cats}), as [citation:cats.md](#{cats}) says. "
+            f"Dogs bark [citation:dogs](#{later}). A guess [citation:ghost](#knowledge-source-{'0' * 32}). "
+            "Broken [citation:Bad](#knowledge-source-XYZ)."
+        ),
+    )
+    record_search(thread, hit)
+    message_append(thread=thread, type="ai", content="All in all, animals make sounds.")
+    text = thread_export(thread=thread, format="markdown").content
+    tag = re.search(r"ref-([0-9a-f]{12})-1", text)
+    assert tag is not None
+    marker = f"[\\[1\\]](#ref-{tag.group(1)}-1)"
+    assert (
+        f"Cats purr NASA Earth Fact Sheet {marker} \\[label names another source\\], as cats.md {marker} says."
+        in text
+    )
+    assert "Dogs bark \\[no source: dogs\\]. A guess \\[no source: ghost\\]." in text
+    assert "Broken \\[malformed: Bad\\]." in text
+    assert "All in all, animals make sounds.\n\n*No citations in this answer.*" in text
+    assert (
+        "- Citations: 5 (2 source found, 2 no source, 1 malformed); 1 label naming another source; "
+        "1 answer without citations"
+    ) in text, text[:300]
+    assert "## Sources found by knowledgeweb" in text, text[:400]
+    assert "citation:" not in text.split("## ")[0] + "".join(
+        part
+        for part in text.split("```")[::2]  # outside code blocks (tool output is kept verbatim)
+    )
+    assert "verified" not in text
