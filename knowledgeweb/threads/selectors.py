@@ -240,6 +240,7 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     """Each AI message of the thread with its citations resolved against the evidence before it,
     as stored at write (stale renders are brought up to date first)."""
     messages = thread_messages(thread=thread, with_artifacts=False)
-    thread.refresh_from_db(fields=["source_numbers"])
-    renders = thread_renders(thread=thread, messages=messages)  # may count the thread again
+    # ``thread.source_numbers`` is as read with the thread, or as the last append on this
+    # instance left it; a re-render sets it again.
+    renders = thread_renders(thread=thread, messages=messages)
     return messages_citations(messages, renders, numbers=thread.source_numbers)
