@@ -492,9 +492,14 @@
     el.scrollIntoView({ block: "center" });
   }
 
-  var walkNav = document.querySelector("[data-issue-walk]");
-  if (walkNav && messages && typeof window.knowledgewebWalk === "function") {
-    window.knowledgewebWalk({
+  // The walk, started again when a follow-up brings the page up to date (followup.js).
+  var walking = null;
+  function startWalk() {
+    var walkNav = document.querySelector("[data-issue-walk]");
+    if (!walkNav || !messages || typeof window.knowledgewebWalk !== "function") return;
+    if (walking && walking.nav === walkNav) return;
+    if (walking) walking.stop();
+    walking = window.knowledgewebWalk({
       nav: walkNav,
       items: function () {
         return messages.querySelectorAll("[data-issue]");
@@ -502,6 +507,8 @@
       arrive: arriveAt,
     });
   }
+  startWalk();
+  document.addEventListener("knowledgeweb:page-updated", startWalk);
 
   // ---- reasons -----------------------------------------------------------
 

@@ -42,16 +42,17 @@
       return current;
     }
 
-    nav.addEventListener("click", function (event) {
+    function onClick(event) {
       var target = event.target instanceof Element ? event.target.closest("[data-walk]") : null;
       if (!target || !nav.contains(target)) return;
       event.preventDefault();
       go(target.getAttribute("data-walk") === "previous" ? -1 : 1);
-    });
+    }
+    nav.addEventListener("click", onClick);
 
     // "n" and "p" walk from anywhere on the page but a text field (the keyboard's way to keep
     // walking once focus has moved to the item).
-    document.addEventListener("keydown", function (event) {
+    function onKey(event) {
       if (event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
       var target = event.target instanceof Element ? event.target : null;
       if (target && target.closest("input, textarea, select, [contenteditable], dialog[open]")) return;
@@ -59,10 +60,17 @@
         event.preventDefault();
         go(event.key === "p" ? -1 : 1);
       }
-    });
+    }
+    document.addEventListener("keydown", onKey);
 
     return {
+      nav: nav,
       go: go,
+      stop: function () {
+        nav.removeEventListener("click", onClick);
+        document.removeEventListener("keydown", onKey);
+        if (current) current.classList.remove("walk-current");
+      },
       current: function () {
         return current;
       },
