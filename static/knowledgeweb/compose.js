@@ -37,18 +37,18 @@
     inert.className = "citation live-citation";
     inert.setAttribute("data-citation", part.cite);
     inert.textContent = (part.label || "").replace(/^citation:/, "") +
-      (part.cite === "malformed" ? " (malformed citation)" : " (unverified)");
+      (part.cite === "malformed" ? " (malformed citation)" : " (no source)");
     return inert;
   }
 
   function summary(done) {
     var c = done.citations || {};
     if (done.status !== "answered") return "No answer was stored as complete: " + done.detail;
-    var text = "Answer stored. " + (c.resolved || 0) + " of " + (c.total || 0) + " citations verified";
+    var text = "Answer stored. " + (c.resolved || 0) + " of " + (c.total || 0) + " citations have a source found";
     var reasons = Object.keys(c.by_reason || {}).map(function (key) {
       return key.replace(/_/g, " ") + ": " + c.by_reason[key];
     });
-    if (reasons.length) text += "; not verified (" + reasons.join(", ") + ")";
+    if (reasons.length) text += "; without one (" + reasons.join(", ") + ")";
     return text + ".";
   }
 
