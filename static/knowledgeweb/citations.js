@@ -409,7 +409,9 @@
     var label = citation.getAttribute("data-label");
     var mismatch = dialog.querySelector('[data-dialog-field="label-mismatch"]');
     if (mismatch) {
-      mismatch.textContent = label ? "The answer labelled this citation \u201c" + label + "\u201d." : "";
+      mismatch.textContent = label
+        ? "Label names another source: the answer labelled this citation \u201c" + label + "\u201d."
+        : "";
       mismatch.hidden = !label;
     }
     // A source list opens the source with every claim of its answer that cites it, each with

@@ -89,7 +89,7 @@ def test_a_spoofed_label_shows_the_sources_number_and_title_and_the_dialog_and_r
     expect(dialog.locator('[data-dialog-field="title"]')).to_have_text(SPEECH_TITLE)
     expect(dialog.locator('[data-dialog-field="number"]')).to_have_text("[1]")
     expect(dialog.locator('[data-dialog-field="label-mismatch"]')).to_have_text(
-        "The answer labelled this citation “NASA Earth Fact Sheet, 2024”."
+        "Label names another source: the answer labelled this citation “NASA Earth Fact Sheet, 2024”."
     )
     page.keyboard.press("Escape")
     _citation(page, 2, review.speech).click()

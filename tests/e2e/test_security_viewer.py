@@ -70,7 +70,7 @@ def test_a_hostile_genuine_source_is_shown_as_text_and_lookalike_links_open_noth
     assert dialog.locator('[data-dialog-field="dataset"]').text_content() == DATASET
     # The answer's hostile label is named as text where it misleads, and is never the link's text.
     assert dialog.locator('[data-dialog-field="label-mismatch"]').text_content() == (
-        "The answer labelled this citation “<svg onload=prompt(5)>”."
+        "Label names another source: the answer labelled this citation “<svg onload=prompt(5)>”."
     )
     assert dialog.locator("img, svg, script, b").count() == 0
     page.keyboard.press("Escape")
