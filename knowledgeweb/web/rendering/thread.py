@@ -220,9 +220,9 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
                 marks.setdefault(handle, set()).update(_passage(citation))
             elif anchor:
                 issues.append(Issue(anchor, state))
-        for handle, parts in render.entries.items():
+        for handle in _retrieval_order(render):
             if handle not in retrieved:
-                retrieved[handle] = parts
+                retrieved[handle] = render.entries[handle]
                 holder[handle] = message.id
         # html was built by our sanitizer and templates at write; the slots are the hooks' own.
         html = _numbered(render.html, order)
@@ -315,6 +315,17 @@ def _document_link(
         extra += "&amp;sentences=" + ",".join(str(i) for i in sorted(sentences))
     # The anchor is a hook id and the sentence numbers integers: nothing here needs escaping.
     return SafeString(_DOCUMENT_LINK.sub(lambda m: f'{m.group(1)}{extra}#passage"', html, count=1))
+
+
+def _retrieval_order(render: MessageRender) -> list[str]:
+    """A tool message's entries in the order its hits were retrieved: PostgreSQL's jsonb keeps no
+    key order, so the order is read from the hit list, where every validated hit has its slot."""
+    entries = render.entries
+    if not entries:
+        return []
+    shown = [h for h in dict.fromkeys(_HIT_SLOT.findall(render.html)) if h in entries]
+    seen = set(shown)
+    return shown + [h for h in entries if h not in seen]
 
 
 def _hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
