@@ -36,8 +36,10 @@
     var inert = document.createElement("span");
     inert.className = "citation live-citation";
     inert.setAttribute("data-citation", part.cite);
-    inert.textContent = (part.label || "").replace(/^citation:/, "") +
-      (part.cite === "malformed" ? " (malformed citation)" : " (no source)");
+    // A word, never the model's label or number (which could read as a real source's number).
+    inert.textContent = part.cite === "malformed" ? "malformed" : "no source";
+    var label = (part.label || "").replace(/^citation:\s*/i, "");
+    if (label) inert.setAttribute("title", "The answer labelled it \u201c" + label + "\u201d");
     return inert;
   }
 
