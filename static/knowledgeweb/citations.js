@@ -472,6 +472,15 @@
   // The walk's arrival: the problem in view, focused, and its reason open (an unverified
   // citation's popover, a label mismatch's preview; a "no citations" badge is its own reason).
   function arriveAt(el) {
+    // The last stop's reason closes: the walk never leaves one behind, pointing at nothing.
+    try {
+      document.querySelectorAll(".citation-reason:popover-open").forEach(function (open) {
+        open.hidePopover();
+      });
+    } catch (error) {
+      /* a browser without popovers has none open */
+    }
+    hidePreview(null);
     openDetailsAround(el);
     if (el.matches(UNVERIFIED)) {
       jumpTo(el);
