@@ -1,4 +1,4 @@
-"""Migration threads 0007 numbers and counts the threads written before it, from their stored renders."""
+"""Migration threads 0008 numbers and counts the threads written before it, from their stored renders."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("threads", "0006_message_tool_calls_and_parts")]
-AFTER = [("threads", "0007_thread_source_numbers_and_problem_counts")]
+BEFORE = [("threads", "0007_render_renderer_version")]
+AFTER = [("threads", "0008_thread_source_numbers_and_problem_counts")]
 A, B = f"knowledge-source-{'a' * 32}", f"knowledge-source-{'b' * 32}"
 
 
@@ -39,7 +39,7 @@ def test_existing_threads_get_their_numbers_counters_and_search_text() -> None:
             message=message,
             thread=thread,
             seq=seq,
-            fingerprint="old",
+            renderer_version=0,
             html=f"<p>{content}</p>",
             citations=citations,
         )

@@ -55,7 +55,7 @@ def backfill(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("threads", "0006_message_tool_calls_and_parts"),
+        ("threads", "0007_render_renderer_version"),
     ]
 
     operations = [
