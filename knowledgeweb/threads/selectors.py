@@ -169,13 +169,18 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) 
 
 #: The permission that lets a staff user read any thread in the viewer (never write to it).
 READ_ANY_THREAD = "threads.view_thread"
+#: The admin shows a thread's page to whoever holds either (Django's view-or-change rule).
+_ADMIN_THREAD_READ = (READ_ANY_THREAD, "threads.change_thread")
 
 
 def reads_any_thread(user: User | AnonymousUser) -> bool:
     """Whether ``user`` may read every thread in the viewer: staff holding ``threads.view_thread``
-    (superusers hold every permission). The thread admin already shows them every message's
-    content and artifact, so the viewer shows them nothing new (docs/decisions.md)."""
-    return bool(user.is_authenticated and user.is_active and user.is_staff and user.has_perm(READ_ANY_THREAD))
+    (or ``change_thread``, which lets the admin show the same page; superusers hold every
+    permission). The thread admin already shows them every message's content and artifact,
+    so the viewer shows them nothing new (docs/decisions.md)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    return any(user.has_perm(permission) for permission in _ADMIN_THREAD_READ)
 
 
 def thread_get_for_reader(*, reader: User | AnonymousUser, thread_id: UUID | str) -> Thread:

@@ -54,11 +54,12 @@ def owned(user: User) -> Owned:
     return Owned(thread=thread, tool=tool, answer=answer)
 
 
-def _staff(name: str, *, view_thread: bool) -> User:
+def _staff(name: str, *, permission: str | None) -> User:
+    """A staff user holding only ``permission`` (a ``threads`` codename), or none."""
     staff = User.objects.create_user(name, password=f"{name}-password-1", is_staff=True)
-    if view_thread:
+    if permission:
         staff.user_permissions.add(
-            Permission.objects.get(codename="view_thread", content_type__app_label="threads")
+            Permission.objects.get(codename=permission, content_type__app_label="threads")
         )
     return staff
 
@@ -79,12 +80,18 @@ def superuser() -> User:
 
 @pytest.fixture
 def viewer() -> User:
-    return _staff("auditor", view_thread=True)
+    return _staff("auditor", permission="view_thread")
+
+
+@pytest.fixture
+def editor() -> User:
+    """Staff holding only ``change_thread``: the admin shows them the thread's page too."""
+    return _staff("editor", permission="change_thread")
 
 
 @pytest.fixture
 def staff_without_permission() -> User:
-    return _staff("helpdesk", view_thread=False)
+    return _staff("helpdesk", permission=None)
 
 
 def _back_link(owned: Owned) -> str:
@@ -92,7 +99,7 @@ def _back_link(owned: Owned) -> str:
     return f"{path}&thread={owned.thread.id}&cite=cite-{owned.answer.id.hex}-1"
 
 
-@pytest.mark.parametrize("who", ["superuser", "viewer"])
+@pytest.mark.parametrize("who", ["superuser", "viewer", "editor"])
 def test_an_admin_who_may_read_threads_reads_another_users_thread_read_only(
     who: str, owned: Owned, hr: Collection, request: pytest.FixtureRequest
 ) -> None:
@@ -154,7 +161,7 @@ def test_staff_without_the_permission_and_ordinary_users_get_404_everywhere(
 
 
 def test_the_permission_without_staff_status_opens_nothing(owned: Owned, hr: Collection) -> None:
-    former = _staff("former", view_thread=True)
+    former = _staff("former", permission="view_thread")
     former.is_staff = False
     former.save(update_fields=["is_staff"])
     client = _reader(former, hr)
@@ -162,7 +169,7 @@ def test_the_permission_without_staff_status_opens_nothing(owned: Owned, hr: Col
     assert client.get(f"/messages/{owned.tool.id}/content/").status_code == 404
 
 
-@pytest.mark.parametrize("who", ["superuser", "viewer"])
+@pytest.mark.parametrize("who", ["superuser", "viewer", "editor"])
 def test_an_admin_cannot_write_to_another_users_thread(
     who: str, owned: Owned, hr: Collection, request: pytest.FixtureRequest
 ) -> None:
@@ -207,3 +214,15 @@ def test_the_thread_admins_viewer_link_opens_the_thread(superuser: User, owned: 
     assert viewer.status_code == 200
     assert "Bands exist, per the handbook." in viewer.content.decode()
     assert "data-read-only" in viewer.content.decode()
+
+
+def test_the_viewer_link_opens_the_thread_for_staff_with_only_the_view_permission(
+    viewer: User, owned: Owned
+) -> None:
+    client = Client()
+    client.force_login(viewer)
+    change = client.get(f"/admin/threads/thread/{owned.thread.id}/change/")
+    assert change.status_code == 200
+    match = re.search(r'<a href="([^"]+)" data-viewer-link>', change.content.decode())
+    assert match is not None
+    assert client.get(match.group(1)).status_code == 200
