@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,11 +16,51 @@ from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RetrievalResult, format_result_view
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.tiers import (
+    POSTGRES_FOLDERS,
+    TESTS,
+    marker_names,
+    missing_marker_message,
+    tier_of,
+    unmarked_tier_files,
+)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Read every tier file's source before anything runs (in the main process: pytest-xdist's
+    workers collect on their own, where a failure would surface only as a crashed worker)."""
+    if hasattr(config, "workerinput"):
+        return
+    missing = unmarked_tier_files()
+    if missing:
+        raise pytest.UsageError(
+            missing_marker_message((str(path.relative_to(TESTS.parent)), marker) for path, marker in missing)
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests run last: once Playwright has started, its event loop stays in the main
-    thread for the rest of the session, and only browser tests may make ORM calls beside it."""
+    """Check every tier file's marker, mark the PostgreSQL re-run's suites, and order the run.
+
+    Runs before ``-m`` deselects anything (and before pytest-xdist reads ``xdist_group``), so a
+    tier file without its marker stops the run instead of slipping into the wrong one.
+    """
+    missing: dict[str, str] = {}
+    for item in items:
+        path = Path(str(item.path))
+        tier = tier_of(path)
+        module = getattr(item, "module", None)
+        if tier is not None and tier not in marker_names(getattr(module, "pytestmark", [])):
+            missing[str(path.relative_to(TESTS.parent))] = tier
+        if tier == "real_lightrag":
+            # One lightrag-server per run: under `-n`/`--dist loadgroup` one worker takes them all.
+            item.add_marker(pytest.mark.xdist_group("real_lightrag"))
+        if path.is_relative_to(TESTS) and path.relative_to(TESTS).parts[0] in POSTGRES_FOLDERS:
+            item.add_marker(pytest.mark.postgres)
+    if missing:
+        raise pytest.UsageError(missing_marker_message(sorted(missing.items())))
+    # Browser tests run last: once Playwright has started, its event loop stays in the main
+    # thread for the rest of the session, and only browser tests may make ORM calls beside it.
     items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
 
 

@@ -17,6 +17,10 @@ import pytest
 
 from tests.integration.serving_support import PRODUCTION_KEY, ROOT, base_env, free_port
 
+# `make serve` installs, migrates and compresses every static file before it answers: minutes
+# on a busy machine, so `make test` runs these and `make test-fast` leaves them out.
+pytestmark = pytest.mark.slow
+
 STARTUP = 240  # migrate + collectstatic (compressing every asset) on a busy 2-core machine
 
 
