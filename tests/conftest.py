@@ -17,20 +17,38 @@ from knowledgeweb.knowledge import RetrievalResult, format_result_view
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.tiers import (
+    FAST_MARKEXPR,
     POSTGRES_FOLDERS,
     TESTS,
+    counted_folder,
+    fast_share_report,
     marker_names,
     missing_marker_message,
     tier_of,
     unmarked_tier_files,
 )
 
+#: (selected, total) unit and integration tests of this run, once collected
+COUNTS = pytest.StashKey[tuple[int, int]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast loop (make test-fast): leave out the tier folders' tests and `slow` ones, "
+        "print how many unit and integration tests that leaves, and fail below 90%",
+    )
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read every tier file's source before anything runs (in the main process: pytest-xdist's
-    workers collect on their own, where a failure would surface only as a crashed worker)."""
+    if config.getoption("--fast"):
+        chosen = config.option.markexpr
+        config.option.markexpr = f"({chosen}) and {FAST_MARKEXPR}" if chosen else FAST_MARKEXPR
     if hasattr(config, "workerinput"):
         return
+    # Read every tier file's source before anything runs (in the main process: pytest-xdist's
+    # workers collect on their own, where a failure would surface only as a crashed worker).
     missing = unmarked_tier_files()
     if missing:
         raise pytest.UsageError(
@@ -38,14 +56,55 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count the unit and integration tests selected (the total was counted before ``-m``)."""
+    selected = sum(counted_folder(Path(str(item.path))) for item in session.items)
+    total = session.config.stash.get(COUNTS, (0, 0))[1]
+    session.config.stash[COUNTS] = (selected, total)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its controller prints the counts
+        workeroutput["tier_counts"] = [selected, total]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller takes the counts from a worker (each collects the same tests)."""
+    counts = getattr(node, "workeroutput", {}).get("tier_counts")
+    if counts:
+        node.config.stash[COUNTS] = (int(counts[0]), int(counts[1]))
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The fast loop fails when it ran less than 90% of the unit and integration tests."""
+    config = session.config
+    if not config.getoption("--fast") or hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    ok, line = fast_share_report(*config.stash.get(COUNTS, (0, 0)))
+    config.stash[REPORT] = line
+    if not ok and session.exitstatus in {pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED}:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+REPORT = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    line = config.stash.get(REPORT, None)
+    if line:
+        terminalreporter.write_line(line, bold=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Check every tier file's marker, mark the PostgreSQL re-run's suites, and order the run.
 
     Runs before ``-m`` deselects anything (and before pytest-xdist reads ``xdist_group``), so a
     tier file without its marker stops the run instead of slipping into the wrong one.
     """
     missing: dict[str, str] = {}
+    config.stash[COUNTS] = (0, sum(counted_folder(Path(str(item.path))) for item in items))
     for item in items:
         path = Path(str(item.path))
         tier = tier_of(path)

@@ -57,13 +57,15 @@ def declared_in_source(source: str) -> set[str]:
     """The ``pytest.mark.NAME`` markers a module assigns to ``pytestmark`` at its top level."""
     names: set[str] = set()
     for node in ast.parse(source).body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
         if not any(isinstance(target, ast.Name) and target.id == "pytestmark" for target in targets):
             continue
-        value = node.value
-        for sub in ast.walk(value) if value is not None else ():
+        for sub in ast.walk(value):
             # pytest.mark.NAME, called (pytest.mark.NAME(...)) or not
             if (
                 isinstance(sub, ast.Attribute)
@@ -89,3 +91,23 @@ def unmarked_tier_files(root: Path = TESTS) -> list[tuple[Path, str]]:
 def missing_marker_message(missing: Iterable[tuple[str, str]]) -> str:
     lines = [f"  {path}: add `pytestmark = pytest.mark.{marker}`" for path, marker in missing]
     return "Test files in a tier folder without their tier's marker:\n" + "\n".join(lines)
+
+
+def counted_folder(path: Path) -> bool:
+    """Whether a test at ``path`` counts towards the fast loop's share: tests/unit, tests/integration."""
+    try:
+        relative = path.resolve().relative_to(TESTS)
+    except ValueError:
+        return False
+    return len(relative.parts) > 1 and relative.parts[0] in {"unit", "integration"}
+
+
+def fast_share_report(selected: int, total: int) -> tuple[bool, str]:
+    """Whether the fast loop ran enough of the unit and integration tests, and the line saying so."""
+    share = selected / total if total else 0.0
+    ok = total > 0 and share >= FAST_MINIMUM_SHARE
+    verdict = "met" if ok else "MISSED"
+    return ok, (
+        f"fast loop: {selected:,} of {total:,} unit and integration tests selected ({share:.1%}; "
+        f"at least {FAST_MINIMUM_SHARE:.0%} required): {verdict}"
+    )
