@@ -12,10 +12,10 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
-from knowledgeweb.accounts.services import token_create
 from knowledgeweb.knowledge import RetrievalResult, format_result_view
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.factories import TokenFactory, UserFactory
 from tests.tiers import (
     FAST_MARKEXPR,
     POSTGRES_FOLDERS,
@@ -139,12 +139,12 @@ def _fresh_rate_limits(settings: Any) -> None:
 
 @pytest.fixture
 def user(db: None) -> User:
-    return User.objects.create_user("alice", password="alice-password-1")
+    return UserFactory.create(username="alice")  # password: alice-password-1
 
 
 @pytest.fixture
 def other_user(db: None) -> User:
-    return User.objects.create_user("bob", password="bob-password-1")
+    return UserFactory.create(username="bob")  # password: bob-password-1
 
 
 @pytest.fixture
@@ -155,8 +155,7 @@ def thread(user: User) -> Thread:
 @pytest.fixture
 def api_token(user: User) -> str:
     """A raw personal API token for ``user``."""
-    _, raw = token_create(user=user, name="tests")
-    return raw
+    return TokenFactory.create(user=user, name="tests").raw
 
 
 @pytest.fixture

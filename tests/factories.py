@@ -5,11 +5,11 @@ Each factory creates through the app's own services (``binding_create``, ``docum
 ``token_create``, ``thread_create``, and ``record_search`` for a search recorded as the
 retrieval service records it), so a factory-made row has passed the same rules as a real one.
 
-    user = UserFactory()
-    hr = CollectionFactory(name="hr", documents={"Salaries": "Quarterly salary bands."})
-    BindingFactory(users=[user], collections=[hr])          # a local binding selecting hr
-    raw = TokenFactory(user=user).raw                       # the raw API token
-    thread = ThreadFactory(owner=user, searches=[[RetrievalHit(text="...", title="a.md")]])
+    user = UserFactory.create()
+    hr = CollectionFactory.create(name="hr", documents={"Salaries": "Quarterly salary bands."})
+    BindingFactory.create(users=[user], collections=[hr])          # a local binding selecting hr
+    raw = TokenFactory.create(user=user).raw                       # the raw API token
+    thread = ThreadFactory.create(owner=user, searches=[[RetrievalHit(text="...", title="a.md")]])
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def chunk_drafts(texts: Texts) -> list[ChunkDraft]:
     return [item if isinstance(item, ChunkDraft) else ChunkDraft(item) for item in items]
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(factory.django.DjangoModelFactory[User]):
     """A user with a usable password (``<username>-password-1``)."""
 
     class Meta:
@@ -76,7 +76,7 @@ class IssuedToken:
         return Client(HTTP_AUTHORIZATION=f"Bearer {self.raw}")
 
 
-class TokenFactory(factory.Factory):
+class TokenFactory(factory.Factory[IssuedToken]):
     class Meta:
         model = IssuedToken
 
@@ -89,7 +89,7 @@ class TokenFactory(factory.Factory):
         return model_class(token=token, raw=raw)
 
 
-class BindingFactory(factory.django.DjangoModelFactory):
+class BindingFactory(factory.django.DjangoModelFactory[KnowledgeBinding]):
     """A knowledge binding, by default the local index for ``knowledge_search``.
 
     ``collections=[...]`` makes a local binding select those collections (``scope`` "selected").
@@ -112,7 +112,7 @@ class BindingFactory(factory.django.DjangoModelFactory):
         return binding_create(**kwargs)
 
 
-class DocumentFactory(factory.django.DjangoModelFactory):
+class DocumentFactory(factory.django.DjangoModelFactory[Document]):
     """A document ingested into a collection; ``texts`` gives its chunks (one text or several)."""
 
     class Meta:
@@ -134,10 +134,10 @@ class DocumentFactory(factory.django.DjangoModelFactory):
 
 def _ingest(collection: Collection, documents: Mapping[str, Texts]) -> None:
     for title, texts in documents.items():
-        DocumentFactory(collection=collection, title=title, texts=texts)
+        DocumentFactory.create(collection=collection, title=title, texts=texts)
 
 
-class CollectionFactory(factory.django.DjangoModelFactory):
+class CollectionFactory(factory.django.DjangoModelFactory[Collection]):
     """A collection of the local index, with its corpus ingested: ``documents`` maps each title
     to its text (one chunk) or its chunks (texts or ``ChunkDraft``s, e.g. with a PDF page)."""
 
@@ -161,7 +161,7 @@ def _record(thread: Thread, searches: Sequence[Sequence[RetrievalHit]]) -> None:
         record_search(thread, *hits)
 
 
-class ThreadFactory(factory.django.DjangoModelFactory):
+class ThreadFactory(factory.django.DjangoModelFactory[Thread]):
     """A thread; ``searches=[hits, ...]`` records one search per list of ``RetrievalHit``s, as
     the retrieval service records it (``tests/searches.py``), in order."""
 

@@ -15,8 +15,8 @@ from tests.factories import BindingFactory, CollectionFactory
 
 @pytest.fixture
 def bound(user: User) -> User:
-    BindingFactory(name="local", users=[user])
-    CollectionFactory(
+    BindingFactory.create(name="local", users=[user])
+    CollectionFactory.create(
         name="notes",
         documents={
             f"Note {number}": f"Kingfishers dive for fish, note {number}. " * 8 for number in range(6)

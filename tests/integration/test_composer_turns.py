@@ -30,7 +30,7 @@ def corpus(user: User) -> User:
 
 
 def _corpus(user: User) -> User:
-    BindingFactory(name="local", users=[user])
+    BindingFactory.create(name="local", users=[user])
     documents: dict[str, str] = {}
     for number in range(3):
         documents[f"Kingfisher note {number}"] = (
@@ -39,7 +39,7 @@ def _corpus(user: User) -> User:
         documents[f"Heron note {number}"] = (
             f"Herons wade in shallow water to hunt, note {number}. They stand very still."
         )
-    CollectionFactory(name="birds", documents=documents)
+    CollectionFactory.create(name="birds", documents=documents)
     return user
 
 
@@ -311,7 +311,9 @@ def test_refusals_before_the_stream_say_why_and_write_nothing(
 def test_context_over_budget_sends_nothing_and_says_why(web: Client, corpus: User) -> None:
     with serve(citing_model) as server:
         _model(server, corpus, context_budget=500)
-        CollectionFactory(name="birds", documents={"Long": "Grebes dive and swim and dive again. " * 30})
+        CollectionFactory.create(
+            name="birds", documents={"Long": "Grebes dive and swim and dive again. " * 30}
+        )
         events = _events(
             web.post("/ask/stream/", {"question": "grebes", "binding": "local", "composer": "m"})
         )
