@@ -100,8 +100,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Check every tier file's marker, mark the PostgreSQL re-run's suites, and order the run.
 
-    Runs before ``-m`` deselects anything (and before pytest-xdist reads ``xdist_group``), so a
-    tier file without its marker stops the run instead of slipping into the wrong one.
+    Runs before ``-m`` deselects anything, so a tier file without its marker stops the run
+    instead of slipping into the wrong one.
     """
     missing: dict[str, str] = {}
     config.stash[COUNTS] = (0, sum(counted_folder(Path(str(item.path))) for item in items))
@@ -111,9 +111,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = getattr(item, "module", None)
         if tier is not None and tier not in marker_names(getattr(module, "pytestmark", [])):
             missing[str(path.relative_to(TESTS.parent))] = tier
-        if tier == "real_lightrag":
-            # One lightrag-server per run: under `-n`/`--dist loadgroup` one worker takes them all.
-            item.add_marker(pytest.mark.xdist_group("real_lightrag"))
         if path.is_relative_to(TESTS) and path.relative_to(TESTS).parts[0] in POSTGRES_FOLDERS:
             item.add_marker(pytest.mark.postgres)
     if missing:

@@ -7,8 +7,10 @@ retrieval service records it), so a factory-made row has passed the same rules a
 
     user = UserFactory.create()
     hr = CollectionFactory.create(name="hr", documents={"Salaries": "Quarterly salary bands."})
-    BindingFactory.create(users=[user], collections=[hr])          # a local binding selecting hr
-    raw = TokenFactory.create(user=user).raw                       # the raw API token
+    BindingFactory.create(users=[user], collections=[hr])  # a local binding selecting hr
+    raw = TokenFactory.create(user=user).raw  # the raw API token
+
+(``.create()`` rather than calling the class: it is what factory_boy types as the model.)
     thread = ThreadFactory.create(owner=user, searches=[[RetrievalHit(text="...", title="a.md")]])
 """
 
