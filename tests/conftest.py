@@ -30,6 +30,9 @@ from tests.tiers import (
 
 #: (selected, total) unit and integration tests of this run, once collected
 COUNTS = pytest.StashKey[tuple[int, int]]()
+#: how many unit and integration tests reported an outcome (in the process that reports them)
+RAN = pytest.StashKey[int]()
+REPORT = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _config  # the report hook has no config of its own
+    _config = config
     if config.getoption("--fast"):
         chosen = config.option.markexpr
         config.option.markexpr = f"({chosen}) and {FAST_MARKEXPR}" if chosen else FAST_MARKEXPR
@@ -74,19 +79,27 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         node.config.stash[COUNTS] = (int(counts[0]), int(counts[1]))
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each test's one outcome: its call, or its setup when that failed or skipped."""
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        path = report.nodeid.split("::")[0]
+        if counted_folder(TESTS.parent / path):
+            _config.stash[RAN] = _config.stash.get(RAN, 0) + 1
+
+
+_config: pytest.Config
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The fast loop fails when it ran less than 90% of the unit and integration tests."""
     config = session.config
     if not config.getoption("--fast") or hasattr(config, "workerinput") or config.option.collectonly:
         return
-    ok, line = fast_share_report(*config.stash.get(COUNTS, (0, 0)))
+    ok, line = fast_share_report(*config.stash.get(COUNTS, (0, 0)), config.stash.get(RAN, 0))
     config.stash[REPORT] = line
     if not ok and session.exitstatus in {pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED}:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-REPORT = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(trylast=True)

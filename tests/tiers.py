@@ -102,12 +102,17 @@ def counted_folder(path: Path) -> bool:
     return len(relative.parts) > 1 and relative.parts[0] in {"unit", "integration"}
 
 
-def fast_share_report(selected: int, total: int) -> tuple[bool, str]:
-    """Whether the fast loop ran enough of the unit and integration tests, and the line saying so."""
-    share = selected / total if total else 0.0
-    ok = total > 0 and share >= FAST_MINIMUM_SHARE
+def fast_share_report(selected: int, total: int, ran: int) -> tuple[bool, str]:
+    """Whether the fast loop ran enough of the unit and integration tests, and the line saying so.
+
+    ``ran`` counts the tests that reported an outcome: every selected test must have one (a
+    scheduler that drops tests would otherwise go unnoticed).
+    """
+    share = ran / total if total else 0.0
+    ok = total > 0 and ran == selected and share >= FAST_MINIMUM_SHARE
     verdict = "met" if ok else "MISSED"
+    dropped = "" if ran == selected else f"; {selected - ran:,} selected tests reported nothing"
     return ok, (
-        f"fast loop: {selected:,} of {total:,} unit and integration tests selected ({share:.1%}; "
-        f"at least {FAST_MINIMUM_SHARE:.0%} required): {verdict}"
+        f"fast loop: ran {ran:,} of {total:,} unit and integration tests ({share:.1%}; "
+        f"at least {FAST_MINIMUM_SHARE:.0%} required; {selected:,} selected{dropped}): {verdict}"
     )

@@ -72,14 +72,24 @@ def test_the_declared_markers_are_read_from_the_module_level_assignment(
 
 
 def test_the_share_is_met_at_90_percent_and_missed_below() -> None:
-    assert fast_share_report(90, 100) == (
+    assert fast_share_report(90, 100, 90) == (
         True,
-        "fast loop: 90 of 100 unit and integration tests selected (90.0%; at least 90% required): met",
+        "fast loop: ran 90 of 100 unit and integration tests (90.0%; at least 90% required; 90 selected): met",
     )
-    ok, line = fast_share_report(1_799, 2_000)
+    ok, line = fast_share_report(1_799, 2_000, 1_799)
     assert not ok
-    assert line.endswith("(90.0%; at least 90% required): MISSED")  # 89.95% rounds up, and still misses
-    assert fast_share_report(0, 0)[0] is False
+    assert line.endswith("(90.0%; at least 90% required; 1,799 selected): MISSED")  # 89.95% rounds up
+    assert fast_share_report(0, 0, 0)[0] is False
+
+
+def test_selected_tests_that_report_nothing_fail_the_fast_loop() -> None:
+    """What a scheduler keying tests by node id did: ten of eleven same-id tests never ran."""
+    ok, line = fast_share_report(1_977, 1_982, 1_967)
+    assert not ok
+    assert line == (
+        "fast loop: ran 1,967 of 1,982 unit and integration tests (99.2%; at least 90% required; "
+        "1,977 selected; 10 selected tests reported nothing): MISSED"
+    )
 
 
 def test_the_fast_loop_collects_at_least_90_percent_of_the_unit_and_integration_tests() -> None:
