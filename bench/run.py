@@ -35,6 +35,7 @@ BENCHMARKS = (
     "deadline.py",
     "cache_outage.py",
     "compose.py",
+    "abstention.py",
 )
 MET, MISSED, UNMEASURED = "met", "MISSED", "could not measure"
 

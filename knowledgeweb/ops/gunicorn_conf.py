@@ -6,6 +6,10 @@ Threaded workers (``gthread``): see ``knowledgeweb.ops.serving`` for the sizing 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 from knowledgeweb.ops.serving import server_settings
 
@@ -33,3 +37,19 @@ secure_scheme_headers: dict[str, str] = {}
 # gunicorn's control socket lives at one fixed path per user: a second server on the
 # same machine (a load test beside a running one) would take it over. Not needed here.
 control_socket_disable = True
+
+
+def when_ready(server: Any) -> None:
+    """Once the server listens: bring stored renders up to date in the background.
+
+    The server answers at once with the renders as stored (reads never write; a render
+    below the minimum safe version is rendered per response), while ``manage.py rerender``
+    replaces the older ones thread by thread, its progress in this log. Set
+    ``RERENDER_AFTER_START=0`` to leave that to another process (the deploy's own step).
+    """
+    if os.environ.get("RERENDER_AFTER_START", "1") == "0":
+        return
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    # Not waited for: gunicorn's arbiter reaps any child that exits, so it leaves no zombie.
+    process = subprocess.Popen([sys.executable, str(manage), "rerender"], cwd=manage.parent)  # noqa: S603
+    server.log.info("Re-rendering stored renders in the background (pid %s)", process.pid)
