@@ -350,7 +350,7 @@ def test_only_the_sentences_named_by_the_link_are_marked_and_the_way_back_names_
     thread, answer = _cited_thread(user)
     path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
     anchor = f"cite-{answer.id.hex}-1"
-    page = _client(user).get(f"{path}&thread={thread.id}&cite={anchor}&sentences=1").content.decode()
+    page = logged_in(user).get(f"{path}&thread={thread.id}&cite={anchor}&sentences=1").content.decode()
     chunk = re.search(r'<p class="document-chunk passage" id="passage"[^>]*>(.*?)</p>', page, re.S)
     assert chunk is not None
     # Sentence 0 is "Quarterly salary bands\nfor every engineer.", 1 is "Second paragraph.".
@@ -379,7 +379,7 @@ def test_a_thread_or_answer_the_reader_may_not_see_answers_the_same_404(
     mine, answer = _cited_thread(user)
     theirs, their_answer = _cited_thread(other_user)
     path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
-    client = _client(user)
+    client = logged_in(user)
     refused = [
         f"{path}&thread={theirs.id}&cite=cite-{their_answer.id.hex}-1",  # another reader's thread
         f"{path}&thread={mine.id}&cite=cite-{their_answer.id.hex}-1",  # an answer not in my thread
