@@ -36,6 +36,7 @@ from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence, classify_href
 from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, markdown_parser, visible_text
+from knowledgeweb.knowledge.numbering import number_sources
 
 #: The open block is parsed again once the text added since its last parse is at least
 #: 1/GROWTH of it: the parses of one block then cost at most (GROWTH + 1) times its length.
@@ -176,9 +177,11 @@ class SentenceStream:
 
     def _numbered(self, parts: list[Part]) -> list[Part]:
         """Number resolved citations as they are sent: in order of first citation, as the page does."""
-        for part in parts:
-            if part.get("cite") == "resolved" and "number" not in part:
-                part["number"] = self._numbers.setdefault(part["handle"], len(self._numbers) + 1)
+        resolved = [part for part in parts if part.get("cite") == "resolved" and "number" not in part]
+        if resolved:
+            self._numbers = number_sources([part["handle"] for part in resolved], self._numbers)
+            for part in resolved:
+                part["number"] = self._numbers[part["handle"]]
         return parts
 
     def _remember_references(self, closed_text: str) -> None:
