@@ -63,8 +63,9 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# The Celery tests need PostgreSQL (a database their worker processes share): pytest-postgres runs them.
 pytest: install chromium
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not celery"
 
 # Runs the database-dependent suites again on the scale path when its servers answer:
 # PostgreSQL, and Redis as the shared cache (a database of its own, emptied by the suite).

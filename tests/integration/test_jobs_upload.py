@@ -102,7 +102,7 @@ def test_a_bad_file_is_named_with_its_problem(
     else:
         # Refused by extraction in the job: the job records why; no document or chunk is
         # written, and the bytes are let go.
-        assert Document.objects.count() == 0 and Chunk.objects.count() == 0
+        assert counts()[:2] == (0, 0)
         assert list(Upload.objects.values_list("state", "problem", "data")) == [("failed", problem, b"")]
         assert Job.objects.get().failed == 1
 
