@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, FilePayload, Page, expect
 
 from knowledgeweb.jobs.models import Job
 from knowledgeweb.library.models import Chunk, Collection, Document
@@ -24,9 +24,10 @@ PDF = pdf_bytes([["Orchard pruning."], ["Cut above an outward-facing bud in late
 def upload(page: Page, collection: Collection, *files: tuple[str, str, bytes]) -> None:
     page.goto("/admin/jobs/job/add/")
     page.locator("#id_collection").select_option(str(collection.pk))
-    page.locator("#id_documents").set_input_files(
-        [{"name": name, "mimeType": mime, "buffer": data} for name, mime, data in files]
-    )
+    payloads: list[FilePayload] = [
+        {"name": name, "mimeType": mime, "buffer": data} for name, mime, data in files
+    ]
+    page.locator("#id_documents").set_input_files(payloads)
     page.locator('input[type="submit"][value="Upload"]').click()
 
 
