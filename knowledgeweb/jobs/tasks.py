@@ -20,7 +20,11 @@ def job_run_task(job_id: int) -> bool:
     try:
         return job_run(job_id=job_id)
     except SoftTimeLimitExceeded:
-        job_fail(job_id=job_id, message="stopped at the task time limit (CELERY_TASK_TIME_LIMIT); resume it")
+        job_fail(job_id=job_id, message="stopped at the task time limit (CELERY_TASK_TIME_LIMIT)")
+        raise
+    except Exception as exc:
+        # What was committed stays; the admin sees why the rest was not done.
+        job_fail(job_id=job_id, message=f"stopped by an unexpected error ({type(exc).__name__})")
         raise
 
 
