@@ -51,6 +51,9 @@ def upload_problem(*, collection: Collection, file: UploadedFile, seen: set[str]
 
     ``seen`` holds the content hashes of the batch's earlier files (and gains this one's).
     """
+    if "\x00" in file.name:
+        # No database stores NUL in text; the name would become the document's key.
+        return "the file's name holds a NUL character; rename the file"
     if not is_supported(PurePath(file.name)):
         return "not a supported type (Markdown, text, HTML or PDF: .md, .markdown, .txt, .text, .html, .htm, .pdf)"
     if len(file.data) > MAX_FILE_BYTES:
