@@ -124,6 +124,15 @@ def job_is_stalled(job: Job) -> bool:
     )
 
 
+def lease_wait(*, job_id: int) -> float | None:
+    """Seconds until another holder's lease on an unfinished job runs out (None: the job has
+    ended, or nobody holds it)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or job.state not in {Job.State.QUEUED, Job.State.RUNNING} or job.lease_expires_at is None:
+        return None
+    return max(0.0, (job.lease_expires_at - timezone.now()).total_seconds())
+
+
 def _locked(job_id: int, owner: str) -> Job:
     """The job's row, locked, if ``owner`` still holds it; else ``LeaseLostError``."""
     job = Job.objects.select_for_update().get(pk=job_id)
