@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 
-from knowledgeweb.jobs.services import UploadedFile, uploads_problems
+from knowledgeweb.jobs.services import UploadedFile, upload_too_large, uploads_problems
 from knowledgeweb.library.models import Collection
 from knowledgeweb.library.services.ingest import MAX_FILE_BYTES
 
@@ -51,8 +51,11 @@ class UploadForm(forms.Form):
         collection, files = cleaned.get("collection"), cleaned.get("documents")
         if collection is None or not files:
             return cleaned
-        read = [UploadedFile(name=f.name or "unnamed", data=_read_bounded(f)) for f in files]
+        # A file Django already counted too large is refused unread (it waits on disk, not in memory).
+        big = [f for f in files if (f.size or 0) > MAX_FILE_BYTES]
+        read = [UploadedFile(name=f.name or "unnamed", data=_read_bounded(f)) for f in files if f not in big]
         problems = uploads_problems(collection=collection, files=read)
+        problems += [(f.name or "unnamed", upload_too_large()) for f in big]
         for name, problem in problems:
             self.add_error("documents", f"{name}: {problem}")
         cleaned["read"] = read

@@ -46,6 +46,10 @@ def upload_key(name: str) -> str:
     return UPLOAD_KEY_PREFIX + name
 
 
+def upload_too_large() -> str:
+    return f"too large: the limit is {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+
+
 def upload_problem(*, collection: Collection, file: UploadedFile, seen: set[str]) -> str:
     """Why ``file`` cannot be ingested before it is even read (empty when it may be).
 
@@ -57,7 +61,7 @@ def upload_problem(*, collection: Collection, file: UploadedFile, seen: set[str]
     if not is_supported(PurePath(file.name)):
         return "not a supported type (Markdown, text, HTML or PDF: .md, .markdown, .txt, .text, .html, .htm, .pdf)"
     if len(file.data) > MAX_FILE_BYTES:
-        return f"too large: the limit is {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+        return upload_too_large()
     digest = hashlib.sha256(file.data).hexdigest()
     if digest in seen:
         return "a duplicate of another file in this upload"
