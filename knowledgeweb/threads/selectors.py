@@ -28,12 +28,14 @@ from knowledgeweb.threads.rendering.export import (
 )
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.reports import MessageCitations, messages_citations
+from knowledgeweb.threads.tallies import TALLY_FIELDS
 
 __all__ = [
     "message_get_for_owner",
     "render_row",
     "renders_compute",
     "renders_evidence",
+    "thread_answer_number",
     "thread_citations",
     "thread_export",
     "thread_get_for_owner",
@@ -43,6 +45,7 @@ __all__ = [
     "thread_page_for_owner",
     "thread_questions",
     "thread_renders",
+    "thread_texts_matching",
 ]
 
 #: The list's one order. ``id`` breaks ties between threads updated in the same
@@ -50,8 +53,6 @@ __all__ = [
 THREAD_ORDER = ("-updated_at", "-id")
 #: Longest search accepted; longer text is cut (a search box, not a document).
 MAX_SEARCH_CHARS = 200
-#: Messages whose text the search reads: what was said, not what a tool returned.
-_SEARCHED_TYPES = (MessageType.HUMAN, MessageType.AI, MessageType.SYSTEM)
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> QuerySet[Thread]:
@@ -73,11 +74,28 @@ def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> Q
         # a query: nothing can match.
         return Thread.objects.none()
     if needle:
-        said = Message.objects.filter(
-            thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
-        )
+        # The words a reader sees, stored with each render (never link targets or markup;
+        # tool output is stored without any).
+        said = MessageRender.objects.filter(thread=OuterRef("pk"), text__icontains=needle)
         threads = threads.filter(Q(title__icontains=needle) | Exists(said))
     return threads.order_by(*THREAD_ORDER)
+
+
+def thread_texts_matching(*, thread_ids: Collection[UUID], search: str) -> dict[UUID, str]:
+    """For each of these threads, the first message text (as a reader sees it) holding ``search``
+    (case-insensitive, as the list's search): what a snippet of the match is cut from."""
+    needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if not needle or "\x00" in needle or not thread_ids:
+        return {}
+    rows = (
+        MessageRender.objects.filter(thread_id__in=list(thread_ids), text__icontains=needle)
+        .order_by("thread_id", "seq")
+        .values_list("thread_id", "text")
+    )
+    found: dict[UUID, str] = {}
+    for thread_id, text in rows.iterator():
+        found.setdefault(thread_id, text)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,18 +204,26 @@ def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
 
 def thread_source_numbers(*, thread: Thread) -> dict[str, int]:
     """The number of each source the thread's answers cite, in order of first citation: the
-    numbers its page shows (read from the verdicts stored at write, in one query)."""
-    numbers: dict[str, int] = {}
-    rows = (
-        MessageRender.objects.filter(thread=thread, message__type=MessageType.AI)
-        .order_by("seq")
-        .values_list("citations", flat=True)
+    numbers its page shows, fixed when each answer was written (``Thread.source_numbers``)."""
+    stored = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
+    return dict(stored or {})
+
+
+def thread_answer_number(*, thread: Thread, message_hex: str) -> int | None:
+    """The position among the thread's answers of the AI message whose id is ``message_hex``
+    (its "answer N"), or None when the thread holds no such answer."""
+    try:
+        key = UUID(hex=message_hex)
+    except ValueError:
+        return None
+    seq = (
+        Message.objects.filter(pk=key, thread=thread, type=MessageType.AI)
+        .values_list("seq", flat=True)
+        .first()
     )
-    for citations in rows:
-        for citation in citations:
-            if citation.get("state") == "resolved" and isinstance(citation.get("handle"), str):
-                numbers.setdefault(citation["handle"], len(numbers) + 1)
-    return numbers
+    if seq is None:
+        return None
+    return Message.objects.filter(thread=thread, type=MessageType.AI, seq__lte=seq).count()
 
 
 def thread_questions(*, thread: Thread) -> dict[UUID, str]:
@@ -226,13 +252,19 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     """Each AI message of the thread with its citations resolved against the evidence before it,
     as stored (``thread_renders``)."""
     messages = thread_messages(thread=thread, with_artifacts=False)
-    return messages_citations(messages, thread_renders(thread=thread, messages=messages))
+    # ``thread.source_numbers`` is as read with the thread, or as the last append on this
+    # instance left it; a re-render sets it again.
+    renders = thread_renders(thread=thread, messages=messages)
+    return messages_citations(messages, renders, numbers=thread.source_numbers)
 
 
 def thread_export(*, thread: Thread, format: str) -> ThreadExport:
     """Export ``thread`` as ``json`` (its messages as stored) or ``markdown`` (from their renders)."""
     known = export_format_check(format)
     messages = thread_messages(thread=thread, with_artifacts=known == "json")
+    if known == "markdown":
+        # The header's tally: the counters move in SQL on each write, not on this instance.
+        thread.refresh_from_db(fields=list(TALLY_FIELDS))
     renders = thread_renders(thread=thread, messages=messages) if known == "markdown" else {}
     return export_document(thread=thread, format=known, messages=messages, renders=renders)
 
@@ -322,5 +354,7 @@ def render_row(message: Message, rendering: MessageRendering) -> MessageRender:
         sources=[evidence_to_json(source) for source in rendering.sources.values()],
         entries=rendering.entries,
         export=rendering.export,
+        uncited=rendering.uncited,
+        text=rendering.text,
         rendered_at=timezone.now(),
     )

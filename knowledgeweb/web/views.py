@@ -20,11 +20,13 @@ from knowledgeweb.threads.selectors import (
     thread_list_for_owner,
     thread_outline,
     thread_questions,
+    thread_texts_matching,
 )
 from knowledgeweb.threads.services import thread_delete
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.thread import render_thread
+from knowledgeweb.web.snippets import snippet
 
 #: Threads per page of the list.
 THREADS_PER_PAGE = 50
@@ -37,6 +39,10 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     threads = thread_list_for_owner(owner=request.user, search=search)
     # get_page: a missing, malformed or out-of-range page number shows the nearest page.
     page = Paginator(threads, THREADS_PER_PAGE).get_page(request.GET.get("page"))
+    if search:
+        texts = thread_texts_matching(thread_ids=[t.id for t in page.object_list], search=search)
+        for thread in page.object_list:
+            thread.snippet = snippet(texts.get(thread.id, ""), search)
     return render(
         request,
         "web/thread_list.html",

@@ -68,8 +68,8 @@ def test_keyboard_only_on_a_phone_the_list_pages_newest_first_and_searches(
     expect(titles).to_have_count(50)
     expect(titles.first).to_have_text("Thread 59")
     first_row = page.locator("[data-thread-list] > li").first
-    expect(first_row.locator('[data-verdict="resolved"]')).to_have_text("59 verified")
-    expect(first_row.locator('[data-verdict="unresolved"]')).to_have_text("1 unverified")
+    expect(first_row.locator('[data-verdict="resolved"]')).to_have_text("59 source found")
+    expect(first_row.locator('[data-verdict="unresolved"]')).to_have_text("1 no source")
     expect(first_row.locator('[data-verdict="malformed"]')).to_have_text("0 malformed")
 
     _tab_to(page, '[data-page-link="next"]')

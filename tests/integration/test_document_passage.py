@@ -26,8 +26,12 @@ from tests.pdf_writer import pdf_bytes
 
 pytestmark = pytest.mark.django_db
 
-MARK = re.compile(r'<mark id="passage" class="passage" tabindex="-1">(.*?)</mark>', re.S)
-CHUNK = re.compile(r'<p class="document-chunk">(.*?)</p>', re.S)
+MARK = re.compile(
+    r'<p class="document-chunk passage" id="passage" tabindex="-1" data-passage-chunk>'
+    r'<mark class="passage-mark">(.*?)</mark></p>',
+    re.S,
+)
+CHUNK = re.compile(r'<p class="document-chunk[^"]*"[^>]*>(.*?)</p>', re.S)
 GAP = re.compile(r'data-document-gap="(\w+)"')
 
 
@@ -115,7 +119,7 @@ def test_the_reader_sees_the_passage_marked_in_its_document(user: User, hr: Coll
     # The text around it, in document order, each chunk with its line breaks as stored.
     assert [html.unescape(t) for t in CHUNK.findall(page)] == [
         "Intro paragraph.",
-        f'<mark id="passage" class="passage" tabindex="-1">{PASSAGE}</mark>',
+        f'<mark class="passage-mark">{PASSAGE}</mark>',
         "Closing words.",
     ]
     assert '<h1 id="document-title">Salaries</h1>' in page
@@ -345,3 +349,67 @@ def test_passage_path_names_the_collection_and_digest() -> None:
     # Any string has a digest and a link, even one no chunk can hold.
     assert text_digest("lone \ud800") != text_digest("lone ")
     assert passage_path(collection_name="x\udc00", excerpt="\ud800").endswith("#passage")
+
+
+def _cited_thread(user: User) -> tuple[Any, Any]:
+    from knowledgeweb.threads.services import message_append, thread_create
+
+    thread = thread_create(owner=user, title="Salary question")
+    message_append(thread=thread, type="human", content="Bands?")
+    first = message_append(thread=thread, type="ai", content="No idea.")
+    second = message_append(thread=thread, type="ai", content="Bands exist.")
+    assert first.seq < second.seq
+    return thread, second
+
+
+def test_only_the_sentences_named_by_the_link_are_marked_and_the_way_back_names_the_answer(
+    user: User, hr: Collection
+) -> None:
+    _local("alice-hr", user, hr)
+    thread, answer = _cited_thread(user)
+    path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
+    anchor = f"cite-{answer.id.hex}-1"
+    page = _client(user).get(f"{path}&thread={thread.id}&cite={anchor}&sentences=1").content.decode()
+    chunk = re.search(r'<p class="document-chunk passage" id="passage"[^>]*>(.*?)</p>', page, re.S)
+    assert chunk is not None
+    # Sentence 0 is "Quarterly salary bands\nfor every engineer.", 1 is "Second paragraph.".
+    assert re.findall(r'<mark class="passage-mark">(.*?)</mark>', chunk.group(1), re.S) == [
+        "Second paragraph."
+    ]
+    assert html.unescape(re.sub(r"<[^>]+>", "", chunk.group(1))) == PASSAGE
+    line = re.search(r'<p class="document-citing" data-document-citing>(.*?)</p>', page, re.S)
+    assert line is not None
+    assert "Cited in “Salary question”, answer 2" in line.group(1)
+    assert (
+        f'href="/threads/{thread.id}/#{anchor}" data-action="back-to-citation">Back to the citation</a>'
+        in (line.group(1))
+    )
+    # The title sits in the sticky bar with the way back.
+    assert re.search(
+        r'<div class="document-bar" data-document-bar>\s*<h1 id="document-title">Salaries</h1>', page
+    )
+
+
+def test_a_thread_or_answer_the_reader_may_not_see_answers_the_same_404(
+    user: User, other_user: User, hr: Collection
+) -> None:
+    _local("alice-hr", user, hr)
+    _local("bob-hr", other_user, hr)
+    mine, answer = _cited_thread(user)
+    theirs, their_answer = _cited_thread(other_user)
+    path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
+    client = _client(user)
+    refused = [
+        f"{path}&thread={theirs.id}&cite=cite-{their_answer.id.hex}-1",  # another reader's thread
+        f"{path}&thread={mine.id}&cite=cite-{their_answer.id.hex}-1",  # an answer not in my thread
+        f"{path}&thread={mine.id}&cite=cite-{'0' * 32}-1",  # no such answer
+        f"{path}&thread={mine.id}&cite=<script>",  # not an anchor
+        f"{path}&thread=not-a-uuid&cite=cite-{answer.id.hex}-1",
+        f"{path}&cite=cite-{answer.id.hex}-1",  # no thread
+    ]
+    for url in refused:
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert "Salary question" not in response.content.decode()
+    ok = client.get(f"{path}&thread={mine.id}&cite=cite-{answer.id.hex}-1")
+    assert ok.status_code == 200
