@@ -39,7 +39,7 @@ BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/10
 # Short, so the second worker may take the job over soon after the first is killed.
 LEASE_SECONDS = 5
 DEADLINE = 120.0
-FILES = 150
+FILES = 300
 
 
 def _require_servers() -> None:
