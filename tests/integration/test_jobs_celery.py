@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 import pytest
+import redis
 from celery import Celery
 from django.conf import settings
 from django.db import connection
@@ -105,6 +106,17 @@ class Workers:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+        self._forget_queue()
+
+    def _forget_queue(self) -> None:
+        """Leave nothing of this test's queue in Redis: a killed worker's message waits there,
+        unacknowledged, for the visibility timeout (hours) otherwise."""
+        server = redis.Redis.from_url(BROKER_URL)
+        server.delete(self.queue, f"_kombu.binding.{self.queue}", f"_kombu.binding_permanent.{self.queue}")
+        for tag, payload in server.hgetall("unacked").items():
+            if self.queue.encode() in payload:
+                server.hdel("unacked", tag)
+                server.zrem("unacked_index", tag)
 
 
 @pytest.fixture
