@@ -155,3 +155,53 @@ def test_a_name_holding_nul_is_refused_by_the_service(collection: Collection) ->
 
     problems = uploads_problems(collection=collection, files=[UploadedFile("a\x00b.md", MARKDOWN)])
     assert problems == [("a\x00b.md", "the file's name holds a NUL character; rename the file")]
+
+
+def test_the_admin_starts_a_rerender_job(admin_client: Client, user: User) -> None:
+    from knowledgeweb.threads.models import Message, MessageRender
+    from knowledgeweb.threads.services import message_append, thread_create
+
+    thread = thread_create(owner=user, title="T", agent_name="tester")
+    message_append(thread=thread, type="human", content="Is **this** bold?")
+    MessageRender.objects.all().delete()
+
+    response = admin_client.post("/admin/jobs/job/rerender/", follow=True)
+
+    assert "re-render threads #" in response.content.decode()
+    job = Job.objects.get()
+    assert (job.kind, job.state, job.total, job.done) == ("rerender", "done", 1, 1)
+    assert MessageRender.objects.count() == Message.objects.count() == 1
+    assert admin_client.get("/admin/jobs/job/rerender/").status_code == 405
+
+
+def test_the_admin_resumes_a_stalled_job_where_it_stopped(
+    admin_client: Client, collection: Collection
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from knowledgeweb.jobs.services import UploadedFile, uploads_job_create
+
+    files = [UploadedFile(f"n{i}.md", f"# Note {i}\n\nText {i}.\n".encode()) for i in range(3)]
+    job = uploads_job_create(collection=collection, files=files)
+    # A worker took the job, stored nothing, and died: its lease has run out.
+    Job.objects.filter(pk=job.pk).update(
+        state="running",
+        lease_owner="dead",
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+        attempts=1,
+    )
+    admin_client.post(
+        "/admin/jobs/job/", {"action": "resume_stalled", "_selected_action": [job.pk]}, follow=True
+    )
+    done = Job.objects.get(pk=job.pk)
+    assert (done.state, done.done, done.attempts) == ("done", 3, 2)
+    assert Document.objects.count() == 3
+
+    # A job that is done is not stalled: resuming it again sends nothing and writes nothing.
+    response = admin_client.post(
+        "/admin/jobs/job/", {"action": "resume_stalled", "_selected_action": [job.pk]}, follow=True
+    )
+    assert "0 job(s) sent to the queue again." in response.content.decode()
+    assert Document.objects.count() == 3
