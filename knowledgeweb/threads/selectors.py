@@ -32,6 +32,7 @@ from knowledgeweb.threads.tallies import TALLY_FIELDS
 
 __all__ = [
     "message_get_for_owner",
+    "message_get_for_reader",
     "render_row",
     "renders_compute",
     "renders_evidence",
@@ -39,6 +40,7 @@ __all__ = [
     "thread_citations",
     "thread_export",
     "thread_get_for_owner",
+    "thread_get_for_reader",
     "thread_list_for_owner",
     "thread_messages",
     "thread_outline",
@@ -163,6 +165,48 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) 
     if thread is None:
         raise ThreadNotFound("Thread not found.")
     return thread
+
+
+#: The permission that lets a staff user read any thread in the viewer (never write to it).
+READ_ANY_THREAD = "threads.view_thread"
+#: The admin shows a thread's page to whoever holds either (Django's view-or-change rule).
+_ADMIN_THREAD_READ = (READ_ANY_THREAD, "threads.change_thread")
+
+
+def reads_any_thread(user: User | AnonymousUser) -> bool:
+    """Whether ``user`` may read every thread in the viewer: staff holding ``threads.view_thread``
+    (or ``change_thread``, which lets the admin show the same page; superusers hold every
+    permission). The thread admin already shows them every message's content and artifact,
+    so the viewer shows them nothing new (docs/decisions.md)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    return any(user.has_perm(permission) for permission in _ADMIN_THREAD_READ)
+
+
+def thread_get_for_reader(*, reader: User | AnonymousUser, thread_id: UUID | str) -> Thread:
+    """The thread, if ``reader`` owns it or ``reads_any_thread``; otherwise ``ThreadNotFound``,
+    the same for a missing thread and a malformed id. Only the viewer's read pages use it:
+    every write takes ``thread_get_for_owner``."""
+    if not reads_any_thread(reader):
+        return thread_get_for_owner(owner=reader, thread_id=thread_id)
+    try:
+        key = thread_id if isinstance(thread_id, UUID) else UUID(str(thread_id))
+    except ValueError as exc:
+        raise ThreadNotFound("Thread not found.") from exc
+    thread = Thread.objects.filter(pk=key).select_related("owner").first()
+    if thread is None:
+        raise ThreadNotFound("Thread not found.")
+    return thread
+
+
+def message_get_for_reader(*, reader: User | AnonymousUser, message_id: UUID) -> Message:
+    """The message, if ``reader`` may read its thread (``thread_get_for_reader``'s rule)."""
+    if not reads_any_thread(reader):
+        return message_get_for_owner(owner=reader, message_id=message_id)
+    message = Message.objects.filter(pk=message_id).first()
+    if message is None:
+        raise ThreadNotFound("Message not found.")
+    return message
 
 
 def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> Message:

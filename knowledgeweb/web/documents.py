@@ -30,7 +30,7 @@ from knowledgeweb.library.selectors import (
     passage_window,
 )
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.selectors import thread_answer_number, thread_get_for_owner
+from knowledgeweb.threads.selectors import thread_answer_number, thread_get_for_reader
 
 NOT_FOUND = "No such passage."
 #: A citation's anchor on its thread page (``threads.rendering.message.citation_anchor_prefix``).
@@ -85,7 +85,7 @@ def document_passage(request: HttpRequest) -> HttpResponse:
 
 def _citing(request: HttpRequest) -> Citing | None:
     """The thread and answer named by the link, checked like the thread page itself: a thread the
-    reader does not own, or an answer not in it, answers the page's one 404."""
+    reader may not read, or an answer not in it, answers the page's one 404."""
     thread_id = request.GET.get("thread", "")
     anchor = request.GET.get("cite", "")
     if not thread_id and not anchor:
@@ -94,7 +94,7 @@ def _citing(request: HttpRequest) -> Citing | None:
     if match is None:
         raise Http404(NOT_FOUND)
     try:
-        thread = thread_get_for_owner(owner=request.user, thread_id=thread_id)
+        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
         raise Http404(NOT_FOUND) from exc
     answer = thread_answer_number(thread=thread, message_hex=match.group(1))

@@ -17,6 +17,7 @@ from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
     thread_get_for_owner,
+    thread_get_for_reader,
     thread_list_for_owner,
     thread_outline,
     thread_questions,
@@ -79,10 +80,22 @@ def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
 @require_safe
 @login_required
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
-    thread = _owned(request, thread_id)
+    """The thread's page: its owner's to read and write; an admin allowed to read any thread
+    (``reads_any_thread``) reads it here without any write control (docs/decisions.md)."""
+    try:
+        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
+    owned = thread.owner_id == request.user.pk
     view = render_thread(thread, thread_outline(thread=thread))
     outline = turn_outline(view, thread_questions(thread=thread))
-    context = {"thread": thread, "view": view, "outline": outline, "follow_up": follow_up_form(request)}
+    context = {
+        "thread": thread,
+        "view": view,
+        "outline": outline,
+        "owned": owned,
+        "follow_up": follow_up_form(request) if owned else None,
+    }
     return render(request, "web/thread_detail.html", context)
 
 

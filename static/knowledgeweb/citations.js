@@ -650,20 +650,26 @@
 
   if (dialog) {
     var close = dialog.querySelector("[data-dialog-close]");
-    if (close) {
-      close.addEventListener("click", function () {
-        dialog.close();
-      });
-    }
+    // Closing, the browser gives focus back to the citation that opened the dialog before
+    // the "close" event below runs: say first that this focus is not a request for the card
+    // (else it flashes open for a frame). Escape closes through "cancel".
+    var closeDialog = function () {
+      if (opener) suppressed = opener;
+      dialog.close();
+    };
+    dialog.addEventListener("cancel", function () {
+      if (opener) suppressed = opener;
+    });
+    if (close) close.addEventListener("click", closeDialog);
     // A click on the backdrop lands on the dialog element itself.
     dialog.addEventListener("click", function (event) {
-      if (event.target === dialog) dialog.close();
+      if (event.target === dialog) closeDialog();
     });
     var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
     if (jump) {
       jump.addEventListener("click", function () {
         restoreFocus = false;
-        dialog.close();
+        closeDialog();
       });
     }
     dialog.addEventListener("close", function () {

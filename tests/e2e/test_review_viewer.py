@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from playwright.sync_api import Page, expect
@@ -20,6 +21,8 @@ from knowledgeweb.accounts.services import token_create
 from knowledgeweb.threads.services import message_append
 from tests.e2e.review_scenarios import Review, review_thread, speeches, summaries_thread
 from tests.e2e.watching import Watched
+
+pytestmark = pytest.mark.e2e
 
 RESOLVED = 'a.citation[data-citation="resolved"]'
 # The search retrieves two chunks of the speech; sources of one title are told apart.

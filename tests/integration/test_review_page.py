@@ -17,13 +17,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import RetrievalHit
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.review_scenarios import summaries_thread
+from tests.factories import BindingFactory, CollectionFactory, DocumentFactory, logged_in
 from tests.searches import hit_handles, record_search
 
 pytestmark = pytest.mark.django_db
@@ -43,9 +42,7 @@ def reader() -> User:
 
 @pytest.fixture
 def client_for(reader: User) -> Client:
-    client = Client()
-    client.force_login(reader)
-    return client
+    return logged_in(reader)
 
 
 def _tool(thread: Thread, *hits: RetrievalHit, query: str = "q", provider: str = "local") -> list[str]:
@@ -128,7 +125,7 @@ def test_the_report_flags_a_label_that_names_another_source(reader: User) -> Non
         ("citation:1", False),
         ("Gettysburg", False),
     ]
-    page = _page(_logged_in(reader), thread)
+    page = _page(logged_in(reader), thread)
     assert _attribute_values(page, "data-label") == ["NASA Earth Fact Sheet, 2024"]
 
 
@@ -147,12 +144,6 @@ def _attribute_values(page: str, name: str) -> list[str]:
     parser = _Attributes(name)
     parser.feed(page)
     return parser.values
-
-
-def _logged_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_each_answer_lists_its_references_and_each_source_its_backlinks(
@@ -239,16 +230,16 @@ def test_the_header_counts_each_kind_of_problem_in_honest_words_and_the_walk_sta
 def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(
     reader: User, client_for: Client
 ) -> None:
-    collection = collection_get_or_create(name="Speeches & more")
-    document_ingest(
+    collection = CollectionFactory.create(name="Speeches & more")
+    DocumentFactory.create(
         collection=collection,
         source_key="speech.txt",
         content_hash="h",
         title='The "Gettysburg" Address',
         source_url='https://example.org/speech?a=1&b="2"',
-        chunks=[ChunkDraft('We are met on a great "battle-field" & more. Then more.')],
+        texts='We are met on a great "battle-field" & more. Then more.',
     )
-    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    BindingFactory.create(name="local", users=[reader])
     thread = thread_create(owner=reader, title="Documents")
     outcome = retrieval_search(
         user=reader, tool="knowledge_search", query="battle-field", thread_id=thread.id
@@ -339,7 +330,7 @@ def test_tool_summaries_count_what_the_budget_kept_and_name_an_empty_search(
 
 
 def test_the_view_records_the_query_redacted(reader: User) -> None:
-    binding = binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    binding = BindingFactory.create(name="local", users=[reader])
     assert binding.pk
     thread = thread_create(owner=reader, title="Q")
     outcome = retrieval_search(
