@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -50,11 +49,9 @@ def _require_servers() -> None:
             "DATABASE_URL=postgres://... (make pytest-postgres does)."
         )
     try:
-        socket.create_connection(("127.0.0.1", 6379), 2).close()
-    except OSError as exc:
-        pytest.fail(
-            f"The Celery tests need Redis on 127.0.0.1:6379 as the broker; it did not answer ({exc})."
-        )
+        redis.Redis.from_url(BROKER_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"The Celery tests need Redis as the broker ({BROKER_URL}); it did not answer ({exc}).")
 
 
 def _database_url() -> str:
