@@ -20,8 +20,6 @@ from django.core.cache import cache
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from knowledgeweb.jobs.queue import broker_check
-
 # Hung checks keep their thread until their own timeout (the database's
 # connect_timeout, the cache's socket timeout) frees it; a few threads suffice.
 _EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="readyz")
@@ -48,16 +46,24 @@ def _check_cache() -> None:
         cache.delete(key)
 
 
-def _check_broker() -> None:
-    broker_check()
-
-
 CHECKS: dict[str, Callable[[], None]] = {"database": _check_database, "cache": _check_cache}
+
+#: Checks that apps above ops add (``check_register``), each with when it applies.
+_REGISTERED: dict[str, tuple[Callable[[], None], Callable[[], bool]]] = {}
+
+
+def check_register(name: str, check: Callable[[], None], *, enabled: Callable[[], bool]) -> None:
+    """Add a readiness check from an app above ops (the jobs app: the task broker).
+
+    Ops imports no app, so an app registers its own check from its ``ready()``; ``enabled``
+    is asked on every probe (the broker is checked only while one is configured).
+    """
+    _REGISTERED[name] = (check, enabled)
 
 
 def _checks() -> dict[str, Callable[[], None]]:
-    # The task broker only when one is configured: without it, tasks run in-process.
-    return {**CHECKS, "broker": _check_broker} if settings.TASK_BROKER_CONFIGURED else CHECKS
+    extra = {name: check for name, (check, enabled) in _REGISTERED.items() if enabled()}
+    return {**CHECKS, **extra}
 
 
 def readiness() -> dict[str, str]:
