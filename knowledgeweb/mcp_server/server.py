@@ -37,9 +37,9 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "knowledgeweb"
 INSTRUCTIONS = (
     "Search with knowledge_search (documents) or entity_relations_search (knowledge graphs). "
-    "To have an answer verified: create_thread, run the searches with its thread_id, append_answer "
+    "To have an answer's citations find their sources: create_thread, run the searches with its thread_id, append_answer "
     "citing hits with the exact links the results gave, then citation_report shows which citations "
-    "resolved. A citation of anything not retrieved in the thread never verifies."
+    "resolved. A citation of anything not retrieved in the thread never finds a source."
 )
 
 

@@ -144,8 +144,8 @@ def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 _SEARCH_ADVICE = (
     " Cite a hit with the exact Markdown link shown beside it. Pass thread_id to record the result "
-    "in that thread: only citations of results recorded in a thread before an answer are verified "
-    "in it. Refusals carry the API's code (binding_unavailable, binding_ambiguous, forbidden, ...)."
+    "in that thread: only citations of results recorded in a thread before an answer find "
+    "their source in it. Refusals carry the API's code (binding_unavailable, binding_ambiguous, forbidden, ...)."
 )
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -180,8 +180,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="append_answer",
         title="Append an answer",
-        description="Append your answer to a thread as an AI message. Its citations are verified against "
-        "the search results recorded earlier in the same thread; any other citation is shown as unverified.",
+        description="Append your answer to a thread as an AI message. Its citations are resolved against "
+        "the search results recorded earlier in the same thread; any other citation is shown as no source.",
         input_schema=_input_schema(AnswerArguments),
         output_schema=_output_schema(MessageOut),
         run=_append_answer,
