@@ -14,7 +14,9 @@ middleware, which wraps the application in ``knowledgeweb.wsgi``, decides first:
 - A request with both headers answers 400 (the classic request-smuggling shape),
   and a transfer coding other than ``chunked`` answers 501.
 
-Nothing is written on any refusal: the application never sees the request.
+Nothing is written on any refusal: the application never sees the request. Each
+refusal carries an ``X-Request-ID`` and writes the usual request log line; under
+``/api/`` its body is the API's error JSON (``detail`` and ``code``).
 See docs/decisions.md, "Access".
 """
 
@@ -26,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.conf import settings
+
+from knowledgeweb.ops.requestlog import HEADER, log_refused, request_id_for
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -39,6 +43,13 @@ _STATUS = {
     411: "411 Length Required",
     413: "413 Request Entity Too Large",
     501: "501 Not Implemented",
+}
+#: The API's error codes for each refusal.
+CODES = {
+    400: "ambiguous_body_length",
+    411: "length_required",
+    413: "body_too_large",
+    501: "transfer_coding_not_supported",
 }
 
 
@@ -110,11 +121,17 @@ def _read_at_most(stream: Any, count: int) -> bytes:
 def _refuse(
     environ: dict[str, Any], start_response: StartResponse, status: int, detail: str, *, close: bool = False
 ) -> Iterable[bytes]:
-    if str(environ.get("PATH_INFO", "")).startswith("/api/"):
-        body, content_type = json.dumps({"detail": detail}).encode(), "application/json"
+    path = str(environ.get("PATH_INFO", ""))
+    request_id = request_id_for(environ.get("HTTP_X_REQUEST_ID"))
+    log_refused(
+        str(environ.get("REQUEST_METHOD", "")), path, status, request_id, str(environ.get("REMOTE_ADDR", ""))
+    )
+    if path.startswith("/api/"):
+        body = json.dumps({"detail": detail, "code": CODES[status]}).encode()
+        content_type = "application/json"
     else:
         body, content_type = detail.encode(), "text/plain; charset=utf-8"
-    headers = [("Content-Type", content_type)]
+    headers = [("Content-Type", content_type), (HEADER, request_id), ("X-Content-Type-Options", "nosniff")]
     if not close:
         headers.append(("Content-Length", str(len(body))))
         start_response(_STATUS[status], headers)

@@ -17,7 +17,9 @@ _server = server_settings()
 
 wsgi_app = "knowledgeweb.wsgi:application"
 bind = [f"[{_server.host}]:{_server.port}" if ":" in _server.host else f"{_server.host}:{_server.port}"]
-worker_class = "gthread"
+# gthread, answering gunicorn's own refusals under /api/ (414, 431, 400, 501) with the
+# API's JSON and a request id (knowledgeweb/ops/gunicorn_worker.py).
+worker_class = "knowledgeweb.ops.gunicorn_worker.ApiJsonThreadWorker"
 workers = _server.workers
 threads = _server.threads
 timeout = _server.timeout

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -103,3 +108,40 @@ def load_settings(env: Mapping[str, str], *names: str) -> dict[str, Any]:
     result = run_python(code, env)
     assert result.returncode == 0, result.stderr
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+@contextmanager
+def gunicorn(env: Mapping[str, str], log: Path, *, startup: float = 120) -> Iterator[str]:
+    """gunicorn as ``make serve`` runs it (its configuration module, its worker class), without
+    ``make``'s migrate and collectstatic; yields the base URL once ``/healthz`` answers."""
+    port = free_port()
+    full = {"HOST": "127.0.0.1", "PORT": str(port), "WEB_WORKERS": "1", "WEB_THREADS": "4", **env}
+    with log.open("w") as out:
+        server = subprocess.Popen(  # noqa: S603 - our own interpreter and gunicorn
+            [PYTHON, "-m", "gunicorn", "-c", "python:knowledgeweb.ops.gunicorn_conf"],
+            cwd=ROOT,
+            env=full,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup
+        while True:
+            assert server.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        yield base
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
