@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install lock run serve loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
+.PHONY: install lock run serve serve-preflight loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
 
 # Every machine installs the same versions: the lock pins each package (with its hashes) that
 # pyproject.toml's ranges resolve to; `make lock` refreshes it after a dependency change.
@@ -35,11 +35,24 @@ run: install
 	DEBUG=1 $(BIN)/python manage.py demo
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
 
+# Before anything is installed or migrated: a server without ALLOWED_HOSTS would answer
+# 400 to every request (and SECRET_KEY is required with DEBUG off), so it does not start.
+serve-preflight:
+	@if [ -z "$$ALLOWED_HOSTS" ]; then \
+		echo "make serve: ALLOWED_HOSTS is not set. Set it to the host names this server answers to," \
+			"comma-separated (for example ALLOWED_HOSTS=kw.example.org); without it every request" \
+			"would be refused with 400 Bad Request. Nothing was started." >&2; \
+		exit 2; fi
+	@if [ -z "$$SECRET_KEY" ]; then \
+		echo "make serve: SECRET_KEY is not set. Set it to a long random secret" \
+			"(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'). Nothing was started." >&2; \
+		exit 2; fi
+
 # The production server (README, "Serving in production"): DEBUG off, SECRET_KEY and
 # ALLOWED_HOSTS from the environment, gunicorn's threaded workers on HOST:PORT
 # (127.0.0.1:8000 by default). Re-renders stale messages when the project has the
 # `rerender` command.
-serve: install
+serve: serve-preflight install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0

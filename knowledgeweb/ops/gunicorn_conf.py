@@ -6,12 +6,19 @@ Threaded workers (``gthread``): see ``knowledgeweb.ops.serving`` for the sizing 
 from __future__ import annotations
 
 import os
+import sys
 
-from knowledgeweb.ops.serving import server_settings
+from knowledgeweb.ops.serving import missing_settings, server_settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "knowledgeweb.settings")
 # A fixed pool of threads: keep each thread's database connection between requests.
 os.environ.setdefault("DB_CONN_MAX_AGE", "60")
+
+# Started without make serve's own check: refuse the same way, in words, not a traceback.
+for _problem in missing_settings():
+    sys.stderr.write(f"gunicorn: {_problem} Nothing was started.\n")
+if missing_settings():
+    raise SystemExit(2)
 
 _server = server_settings()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
+from knowledgeweb.urls import handler500
 from knowledgeweb.urls import urlpatterns as project_urlpatterns
 
 PROVIDER_URL = "https://svc-user:provider-pass-789@ragflow.example.test/api"
@@ -16,3 +17,4 @@ def explode(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [path("explode/", explode), *project_urlpatterns]
+__all__ = ["handler500", "urlpatterns"]
