@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from knowledgeweb.ops.serving import missing_settings, server_settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "knowledgeweb.settings")
-# A fixed pool of threads: keep each thread's database connection between requests.
-os.environ.setdefault("DB_CONN_MAX_AGE", "60")
 
 # Started without make serve's own check: refuse the same way, in words, not a traceback.
 for _problem in missing_settings():
@@ -42,3 +41,16 @@ secure_scheme_headers: dict[str, str] = {}
 # gunicorn's control socket lives at one fixed path per user: a second server on the
 # same machine (a load test beside a running one) would take it over. Not needed here.
 control_socket_disable = True
+
+
+def when_ready(server: Any) -> None:
+    """Once listening: warn when workers x threads could want more database connections
+    than the database allows (knowledgeweb/ops/database.py, ``capacity_warning``)."""
+    import django
+
+    django.setup()
+    from knowledgeweb.ops.database import check_capacity
+
+    warning = check_capacity(workers=_server.workers, threads=_server.threads)
+    if warning:
+        server.log.warning(warning)
