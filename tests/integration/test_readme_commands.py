@@ -214,7 +214,8 @@ def _script(commands: list[str]) -> str:
         'curl() { command curl --fail-with-body -sS "$@"; }',
     ]
     for n, command in enumerate(commands):
-        lines += [f"echo '::command {n}'", command, f'echo "::status {n} $?"']
+        # A newline first: curl's answer may not end with one.
+        lines += [f"echo '::command {n}'", command, f"printf '\\n::status {n} %s\\n' \"$?\""]
     return "\n".join(lines) + "\n"
 
 
