@@ -88,6 +88,11 @@ class FailureLog:
         self._lock = threading.Lock()
         self._kinds: dict[str, _Seen] = {}
 
+    def reset(self) -> None:
+        """Forget what was logged (a test starts a fresh interval)."""
+        with self._lock:
+            self._kinds.clear()
+
     def admit(self, kind: str) -> int | None:
         """The number of lines left out since the last one, when a line for ``kind`` may be
         written now; ``None`` when it is left out."""

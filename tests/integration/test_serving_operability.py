@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from knowledgeweb.ops.database import failure_log
 from tests.integration.serving_support import PRODUCTION_KEY, PYTHON, ROOT, base_env
 
 ALLOWED_HOSTS_MISSING = "ALLOWED_HOSTS is not set. Set it to the host names this server answers to"
@@ -90,3 +91,22 @@ def test_gunicorn_started_directly_refuses_too() -> None:
     assert done.returncode == 2
     assert f"gunicorn: {ALLOWED_HOSTS_MISSING}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.django_db
+def test_a_page_whose_database_refuses_answers_503_and_logs_one_line(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.DEBUG = False
+    settings.ROOT_URLCONF = "tests.integration.serving_urls"
+    settings.DB_FAILURE_LOG_INTERVAL = 600
+    failure_log._kinds.clear()
+    client = Client(raise_request_exception=False)
+    with caplog.at_level("INFO"):
+        responses = [client.get("/database-down/") for _ in range(5)]
+    assert [r.status_code for r in responses] == [503] * 5
+    assert {r["Retry-After"] for r in responses} == {"5"}
+    assert "The database is unavailable (connection refused)" in responses[0].content.decode()
+    lines = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage().split(":")[0] for r in lines] == ["Database unavailable (connection refused)"]
+    assert all(r.exc_info is None for r in lines)
