@@ -51,9 +51,10 @@ class RememberingRequest(Request):
         if self.head is None:
             self.head = bytes(buf[:HEAD_BYTES])
 
-    def parse(self, unreader: Any) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # gunicorn reads and checks the whole request head (line, headers, framing) here.
         try:
-            return super().parse(unreader)
+            super().__init__(*args, **kwargs)
         except Exception as exc:
             exc.request_head = self.head  # type: ignore[attr-defined]
             raise

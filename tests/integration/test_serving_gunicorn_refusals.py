@@ -103,9 +103,10 @@ def test_too_many_headers_under_the_api_is_431_json(served: tuple[str, Path]) ->
     assert_api_json(status, headers, body, "headers_too_large", log)
 
 
-def test_an_unknown_transfer_coding_under_the_api_is_501_json(served: tuple[str, Path]) -> None:
+@pytest.mark.parametrize("coding", ["gzip, chunked", "foo"])
+def test_an_unknown_transfer_coding_under_the_api_is_501_json(served: tuple[str, Path], coding: str) -> None:
     base, log = served
-    status, headers, body = exchange(base, request("/api/threads", "Transfer-Encoding: gzip, chunked"))
+    status, headers, body = exchange(base, request("/api/threads", f"Transfer-Encoding: {coding}"))
     assert status == 501
     assert_api_json(status, headers, body, headers_code(json.loads(body)), log)
 
@@ -147,3 +148,14 @@ def test_outside_the_api_gunicorn_answers_as_it_always_did(served: tuple[str, Pa
     assert status == 414
     assert headers["content-type"] == "text/html"
     assert b"<html>" in body
+
+
+def test_both_length_headers_under_the_api_are_400_json(served: tuple[str, Path]) -> None:
+    base, log = served
+    status, headers, body = exchange(
+        base, request("/api/threads", "Content-Length: 2", "Transfer-Encoding: chunked", body=b"0\r\n\r\n")
+    )
+    assert status == 400
+    answer = json.loads(body)
+    assert answer["code"] in {"bad_request", "ambiguous_body_length"}
+    assert_api_json(status, headers, body, answer["code"], log)
