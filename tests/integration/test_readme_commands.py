@@ -3,13 +3,13 @@
 The commands are read from README.md itself: every shell code block that holds a
 ``manage.py`` or ``curl`` command (run in order, as one shell session, so an
 ``export`` or a ``TOKEN=$(…)`` carries on as it would for a reader), then every row of
-the commands table. The clone is the repository's tracked files copied to a new
-folder, set up as ``make run`` sets it up (``migrate`` and ``demo`` with ``DEBUG=1``,
-the development server). Placeholders are filled and nothing else is changed: the
+the commands table. The clone is the repository's files (tracked, and new ones not
+ignored) copied to a new folder, set up as ``make run`` sets it up (``migrate`` and
+``demo`` with ``DEBUG=1``, the development server). Placeholders are filled and nothing else is changed: the
 server's port for ``127.0.0.1:8000``, a demo thread for ``<uuid>``, a LangGraph state
 for ``langgraph-thread-state.json``; in the table's syntax lines, values for
-``PATH...``, ``NAME``, ``FILE``, ``USER``, ``ID``, ``H``, ``P`` (the first of
-``a|b``), optional ``[…]`` parts left out. ``curl`` runs with ``--fail-with-body``, so
+``PATH...``, ``NAME``, ``FILE``, ``USER``, ``ID``, ``H``, ``P`` (each of
+``a|b`` in turn), optional ``[…]`` parts left out. ``curl`` runs with ``--fail-with-body``, so
 an HTTP error fails the command.
 """
 
@@ -121,7 +121,8 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clone]:
     """The tracked files in a new folder, set up as `make run` sets it up, its server running."""
     path = tmp_path_factory.mktemp("clone") / "knowledgeweb"
     tracked = subprocess.run(
-        ["git", "ls-files", "-z"],  # noqa: S607
+        # Tracked files and new ones not yet added (what the next commit would hold).
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],  # noqa: S607
         cwd=ROOT,
         capture_output=True,
         check=True,
