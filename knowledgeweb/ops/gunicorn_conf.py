@@ -43,9 +43,9 @@ secure_scheme_headers: dict[str, str] = {}
 control_socket_disable = True
 
 
-def when_ready(server: Any) -> None:
-    """Once listening: warn when workers x threads could want more database connections
-    than the database allows (knowledgeweb/ops/database.py, ``capacity_warning``)."""
+def warn_about_database_connections(server: Any) -> None:
+    """Warn when workers x threads could want more database connections than the database
+    allows (knowledgeweb/ops/database.py, ``capacity_warning``)."""
     import django
 
     django.setup()
@@ -54,3 +54,8 @@ def when_ready(server: Any) -> None:
     warning = check_capacity(workers=_server.workers, threads=_server.threads)
     if warning:
         server.log.warning(warning)
+
+
+def when_ready(server: Any) -> None:
+    """Once the server listens."""
+    warn_about_database_connections(server)
