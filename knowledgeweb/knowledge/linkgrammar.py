@@ -211,9 +211,7 @@ def _linkify_inline(state: StateInline, silent: bool) -> bool:
     end = _run_allows_links(state, start, pos)
     if end is None:
         return False
-    window = state.src[start : end + 1]
-    linkify_counter.add(len(window))
-    link = linkify.match_at_start(window)
+    link = linkify.match_at_start(state.src[start : end + 1])
     if not link:
         return False
     url: str = link.url.rstrip("*")  # a trailing '*' belongs to emphasis
@@ -244,6 +242,11 @@ class _BoundedLinkifyIt(LinkifyIt):
     offset stays the same) before the linkifier looks: no URL spans whitespace, so
     nothing outside a long run is linked differently, and nothing inside one is linked.
     """
+
+    def match_at_start(self, text: str) -> Any:
+        # Counted whoever calls it: the characters handed over bound the patterns' work.
+        linkify_counter.add(len(text))
+        return super().match_at_start(text)
 
     def test(self, text: str) -> bool:
         return bool(super().test(_blank_long_runs(text)))
