@@ -50,15 +50,12 @@ serve-preflight:
 
 # The production server (README, "Serving in production"): DEBUG off, SECRET_KEY and
 # ALLOWED_HOSTS from the environment, gunicorn's threaded workers on HOST:PORT
-# (127.0.0.1:8000 by default). Re-renders stale messages when the project has the
-# `rerender` command.
+# (127.0.0.1:8000 by default). Starts without re-rendering: once gunicorn listens, its
+# when_ready hook runs `manage.py rerender` in the background, with progress in the log.
 serve: serve-preflight install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
-	@if $(BIN)/python manage.py help --commands | grep -qx rerender; then \
-		$(BIN)/python manage.py rerender; \
-	else echo "No rerender command in this version: nothing to re-render."; fi
 	exec $(BIN)/gunicorn -c python:knowledgeweb.ops.gunicorn_conf
 
 # Starts `make serve` on PostgreSQL and Redis when they answer (SQLite otherwise) and
@@ -74,6 +71,7 @@ chromium:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 
 typecheck: install
 	$(BIN)/mypy

@@ -128,7 +128,7 @@ def main() -> int:
     setup_django()
     from knowledgeweb.knowledge import Evidence
     from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS, MAX_TOKENS
-    from knowledgeweb.threads.exports import message_export_parts
+    from knowledgeweb.threads.rendering.export import message_export_parts
     from knowledgeweb.threads.rendering.pipeline import render_assistant_content
     from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 

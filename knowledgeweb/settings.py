@@ -35,7 +35,6 @@ SECRET_KEY = _secret
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,6 +50,9 @@ INSTALLED_APPS = [
     "knowledgeweb.demo",
     "knowledgeweb.mcp_server",
     "knowledgeweb.ops",
+    # After the apps: its ready() loads every admin module, and the binding form reads the
+    # provider registry, which the library app completes in its own ready() (the local index).
+    "django.contrib.admin",
 ]
 
 MIDDLEWARE = [

@@ -127,8 +127,14 @@ class RagflowServer:
         datasets: list[dict[str, Any]],
         delay: float = 0.0,
         gate: Callable[[str], None] | None = None,
+        api_key: str | None = None,
+        redirect_to: str | None = None,
     ) -> None:
         self.datasets = datasets
+        #: When set, a request without ``Authorization: Bearer <api_key>`` gets RAGFlow's code 109.
+        self.api_key = api_key
+        #: When set, every request is answered ``302 Found`` to this location.
+        self.redirect_to = redirect_to
         #: Document ids answered as still parsing (``run`` RUNNING), hence not searchable.
         self.unsearchable: set[str] = set()
         self.delay = delay
@@ -173,11 +179,20 @@ class RagflowServer:
             if self.delay:
                 time.sleep(self.delay)
             body = self._answer(handler.command, handler.path, raw)
+            if self.api_key is not None and handler.headers.get("Authorization") != f"Bearer {self.api_key}":
+                # RAGFlow up to v0.25 answers a bad key with HTTP 200 and code 109 (docs/providers.md).
+                body = {"code": 109, "message": "Authentication error: API key is invalid!"}
         finally:
             with self.lock:
                 self.now -= 1
         payload = json.dumps(body).encode()
         try:
+            if self.redirect_to is not None:
+                handler.send_response(302)
+                handler.send_header("Location", self.redirect_to)
+                handler.send_header("Content-Length", "0")
+                handler.end_headers()
+                return
             handler.send_response(200)
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(payload)))

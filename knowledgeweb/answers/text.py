@@ -38,6 +38,8 @@ _SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly", "e")
 
 def stem(word: str) -> str:
     """A crude suffix-stripping stem: enough for 'resolves', 'resolved' and 'resolve' to meet."""
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        return word[:-3] + "y"  # carries, carried -> carry, like carry itself
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]

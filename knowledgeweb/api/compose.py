@@ -23,8 +23,6 @@ from knowledgeweb.threads.selectors import thread_get_for_owner
 
 router = Router(tags=["threads"])
 
-_ERROR_STATUS = {"question": 422, "binding": 403, "provider": 424, "quota": 413}
-
 
 class AskIn(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
@@ -113,13 +111,12 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
             thread=thread,
             agent_name=payload.agent_name,
         )
-    except AnswerError as exc:
-        status = _ERROR_STATUS[exc.kind]
-        return Status(status, {"detail": exc.message, "code": f"ask_{exc.kind}"})
+    except AnswerError as exc:  # its status and code are the same on every surface (knowledgeweb.errors)
+        return Status(exc.status, {"detail": exc.message, "code": exc.code})
     try:
         result = turn_run(prepared)
     except AnswerError as exc:  # a quota reached at write: nothing written
-        return Status(_ERROR_STATUS[exc.kind], {"detail": exc.message, "code": f"ask_{exc.kind}"})
+        return Status(exc.status, {"detail": exc.message, "code": exc.code})
     return {
         "thread_id": result.thread_id,
         "message_id": result.message_id,

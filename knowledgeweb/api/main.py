@@ -1,8 +1,12 @@
 """The one ``NinjaAPI`` instance; routers are mounted here and nowhere else.
 
 Every operation authenticates with a session or a bearer token
-(``knowledgeweb.api.auth``), and this module is the single place where domain
-errors become JSON 4xx responses: ``{"detail": "<clear message>"}``.
+(``knowledgeweb.api.auth``), and this module is the single place where errors
+become JSON responses: ``{"detail": "<clear message>", "code": "<stable code>"}``.
+Domain errors (``knowledgeweb.errors.DomainError`` and every app's subclasses)
+have one handler that answers each with its own ``status`` and ``code``; the
+others here are the framework's (authentication, validation, unparseable JSON,
+a body too large, a rate limit) and the 500 of last resort.
 
 Status codes:
 
@@ -17,8 +21,9 @@ Status codes:
 - 429 a rate limit (``Retry-After`` says when to try again);
 - 500 an unexpected error: JSON too, with DEBUG on or off, never a traceback.
 
-Every error carries a stable ``code`` beside ``detail``: retrieval errors their own,
-the rest one per status (``knowledgeweb.ops.apierrors.CODES``). Errors that never
+Every error carries a stable ``code`` beside ``detail``: a domain error its own,
+the rest one per status (``knowledgeweb.ops.apierrors.CODES``); docs/architecture.md#errors
+lists them all. Errors that never
 reach these handlers (an unknown route, a wrong method) are turned into the same
 shape by ``knowledgeweb.ops.apierrors.ApiJsonErrorsMiddleware``.
 """
@@ -39,19 +44,10 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from knowledgeweb.api import compose, knowledge, threads
 from knowledgeweb.api.auth import api_auth
+from knowledgeweb.errors import DomainError
 from knowledgeweb.ops.apierrors import code_for
 from knowledgeweb.ops.database import log_unavailable, unavailable_kind, unavailable_response
 from knowledgeweb.ops.ratelimit import RateLimited
-from knowledgeweb.retrieval import RetrievalError
-from knowledgeweb.threads.errors import (
-    ExportFormatError,
-    MessageImmutableError,
-    MessageInvalidError,
-    QuotaExceededError,
-    ThreadInvalidError,
-    ThreadNotFound,
-    ThreadsError,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -158,24 +154,14 @@ def database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
     return unavailable_response(request, kind)
 
 
-@api.exception_handler(ThreadsError)
-def threads_error(request: HttpRequest, exc: ThreadsError) -> HttpResponse:
-    status = 400
-    if isinstance(exc, ThreadNotFound):
-        status = 404
-    elif isinstance(exc, MessageImmutableError):
-        status = 409
-    elif isinstance(exc, QuotaExceededError):
-        return _error(request, 413, exc.message, code="quota_exceeded", quota=exc.quota)
-    elif isinstance(exc, MessageInvalidError | ThreadInvalidError | ExportFormatError):
-        status = 422
-    return _error(request, status, exc.message)
-
-
-@api.exception_handler(RetrievalError)
-def retrieval_error(request: HttpRequest, exc: RetrievalError) -> HttpResponse:
-    # Retrieval errors carry their status (400, 403, 424) and a stable code for agents.
-    return _error(request, exc.status, exc.message, code=exc.code)
+@api.exception_handler(DomainError)
+def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    # Every app's errors derive from DomainError and carry their own status and code
+    # (docs/architecture.md#errors): one rule, the same status the web pages give.
+    response = _error(request, exc.status, exc.message, code=exc.code, **exc.extra())
+    for name, value in exc.headers().items():
+        response[name] = value
+    return response
 
 
 @api.exception_handler(RequestDataTooBig)

@@ -24,12 +24,12 @@ from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
-from knowledgeweb.threads.exports import thread_export
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
     MAX_SEARCH_CHARS,
     thread_citations,
+    thread_export,
     thread_get_for_owner,
     thread_messages,
     thread_page_for_owner,

@@ -1,35 +1,116 @@
-"""Admin for provider bindings. Validation lives in the model's rules; the admin only shows it."""
+"""Admin for provider bindings. Validation lives in the model's rules; the admin only shows it.
+
+Its pages say who can use each binding (``access_summary``), ask before saving one
+that serves nobody, and test a saved binding's connection (docs/decisions.md,
+"Admins who cannot save a dead configuration").
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from knowledgeweb.bindings.forms import PROVIDER_FIELDS, KnowledgeBindingForm
+from knowledgeweb.bindings.access import serves_column
+from knowledgeweb.bindings.admin_support import access_context, report_connection_test
+from knowledgeweb.bindings.connection_test import binding_connection_test
+from knowledgeweb.bindings.forms import (
+    FIELD_PROVIDERS,
+    HOOKS,
+    PROVIDER_FIELDS,
+    SCOPE_PROVIDERS,
+    TOOL_PROVIDERS,
+    KnowledgeBindingForm,
+)
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_key_env_refused
 from knowledgeweb.providers.credentials import ENV_NAME_PATTERN, KEY_ENV_PREFIX, key_env_problem
 from knowledgeweb.providers.registry import mode_provider_labels, provider_spec
 
+WHO = "Who may use it"
+CONNECTION = "Connection"
+
 
 @admin.register(KnowledgeBinding)
 class KnowledgeBindingAdmin(admin.ModelAdmin):
     form = KnowledgeBindingForm
-    list_display = ["name", "provider", "enabled", "scope", "top_k", "timeout", "credential"]
+    list_display = ["name", "provider", "enabled", "serves", "documents", "scope", "timeout", "credential"]
     list_filter = ["provider", "enabled", "scope"]
     search_fields = ["name", "base_url"]
     filter_horizontal = ["users"]
     readonly_fields = ["credential", "created_at", "updated_at"]
+    actions = ["test_connection"]
+    # The Save buttons come first, so Enter in a field saves rather than previews or tests.
+    save_on_top = True
     fieldsets = [
         (None, {"fields": ["name", "title", "description", "provider", "enabled"]}),
-        ("Connection", {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
-        ("Who may use it", {"fields": ["users", "agent_names"]}),
+        (CONNECTION, {"fields": ["base_url", "api_key_env", "credential", "timeout"]}),
+        (WHO, {"fields": ["users", "agent_names", "browser_use"]}),
         ("What it offers", {"fields": ["tools", "top_k", "scope", "selection", *PROVIDER_FIELDS]}),
         (f"{mode_provider_labels()} query modes", {"fields": ["query_modes", "default_mode"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
+
+    class Media:
+        js = ["knowledgeweb/admin_access.js"]
+        css = {"all": ["knowledgeweb/admin.css"]}
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KnowledgeBinding]:
+        return super().get_queryset(request).annotate(user_count=Count("users", distinct=True))
+
+    @admin.display(description="serves")
+    def serves(self, obj: KnowledgeBinding) -> str:
+        count = getattr(obj, "user_count", None)
+        return serves_column(
+            user_count=obj.users.count() if count is None else int(count),
+            agent_names=obj.agent_names,
+            browser_use=obj.browser_use,
+            enabled=obj.enabled,
+        )
+
+    @admin.display(description="documents")
+    def documents(self, obj: KnowledgeBinding) -> str:
+        for hooks in HOOKS:
+            if hooks.provider == obj.provider:
+                count = hooks.documents(obj)
+                if count is not None:
+                    return "none" if count == 0 else str(count)
+        # A remote provider's documents are not counted here; "Test connection" asks it.
+        return "— (remote)"
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: KnowledgeBinding | None = None,
+    ) -> HttpResponse:
+        form = context["adminform"].form
+        context.update(
+            access_context(
+                form,
+                who=WHO,
+                connection=CONNECTION,
+                tester=lambda binding: binding_connection_test(binding=binding),
+                notes=form.binding_notes(),
+            )
+        )
+        context["field_providers"] = json.dumps(
+            {"fields": FIELD_PROVIDERS, "tools": TOOL_PROVIDERS, "scopes": SCOPE_PROVIDERS}
+        )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    @admin.action(description="Test connection of the selected bindings")
+    def test_connection(self, request: HttpRequest, queryset: QuerySet[KnowledgeBinding]) -> None:
+        for binding in queryset.order_by("name"):
+            report_connection_test(
+                request, f"Binding '{binding.name}'", binding_connection_test(binding=binding)
+            )
 
     @admin.display(description="credential in environment")
     def credential(self, obj: KnowledgeBinding) -> str:

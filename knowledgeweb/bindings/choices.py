@@ -7,15 +7,15 @@ from django.db import models
 from knowledgeweb.providers.registry import provider_specs
 
 
-def _provider_choices() -> type[models.TextChoices]:
-    # Built from the registry, so adding a provider is its folder plus one registry line.
-    # The values and labels are the model field's choices: a new provider needs a
-    # choices-only migration (``manage.py makemigrations``), nothing else.
-    members = [(spec.name.upper(), (spec.name, spec.label)) for spec in provider_specs()]
-    return models.TextChoices("BindingProvider", members)  # type: ignore[call-overload]
+def provider_choices() -> list[tuple[str, str]]:
+    """The choices of ``KnowledgeBinding.provider``: the registry's names and labels, in its order.
 
-
-BindingProvider = _provider_choices()
+    A callable, read when the choices are used rather than when the model is defined: a
+    provider registered from its app's ``ready()`` (the local index) is registered after the
+    models are imported. A new provider needs a choices-only migration (``manage.py
+    makemigrations``), nothing else.
+    """
+    return [(spec.name, spec.label) for spec in provider_specs()]
 
 
 class BindingTool(models.TextChoices):

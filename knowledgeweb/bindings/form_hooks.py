@@ -19,6 +19,10 @@ from knowledgeweb.providers.registry import provider_specs
 class BindingFormHooks(Protocol):
     #: The provider these hooks belong to (``ProviderSpec.name``).
     provider: str
+    #: Common fields these hooks stand in for: hidden and ignored for this provider ("selection").
+    replaces: tuple[str, ...]
+    #: Where the binding rules' messages about a common field belong instead ({"selection": "collections"}).
+    error_fields: dict[str, str]
 
     def fields(self) -> dict[str, forms.Field]:
         """Extra form fields, added after ``selection`` in this order."""
@@ -30,6 +34,14 @@ class BindingFormHooks(Protocol):
 
     def clean(self, form: forms.ModelForm, cleaned: dict[str, Any], *, chosen: bool) -> None:
         """Check (and fill) ``cleaned``; ``chosen``: the form's provider is this one."""
+        ...
+
+    def dead_ends(self, cleaned: dict[str, Any]) -> dict[str, str]:
+        """What leaves a valid binding of this provider searching nothing, by field (asked, not refused)."""
+        ...
+
+    def documents(self, binding: KnowledgeBinding) -> int | None:
+        """How many documents a saved binding searches, for the list page; ``None``: not known here."""
         ...
 
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from knowledgeweb.bindings.choices import BindingProvider, BindingScope
+from knowledgeweb.bindings.choices import BindingScope, provider_choices
 from knowledgeweb.bindings.rules import binding_problems
 
 
@@ -25,7 +25,7 @@ class KnowledgeBinding(models.Model):
     description = models.CharField(
         max_length=200, blank=True, help_text="One line telling readers what this source holds."
     )
-    provider = models.CharField(max_length=16, choices=BindingProvider.choices)
+    provider = models.CharField(max_length=16, choices=provider_choices)
     base_url = models.CharField("base URL", max_length=2048, blank=True)
     api_key_env = models.CharField(
         "API key env",
@@ -37,6 +37,13 @@ class KnowledgeBinding(models.Model):
     )
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="knowledge_bindings")
     agent_names = models.JSONField(default=list, blank=True)
+    # Web pages send no agent name, so agent names alone shut the browser out (bindings/access.py).
+    browser_use = models.BooleanField(
+        "usable in the browser",
+        default=False,
+        help_text="With agent names set, also let its users use it on the web pages (Ask), which send no "
+        "agent name. Without agent names it is usable everywhere anyway.",
+    )
     # Ranges and combinations are checked by ``binding_problems`` (one clear message each).
     tools = models.JSONField(default=list, blank=True)
     top_k = models.PositiveSmallIntegerField(default=20, help_text="Results per search, 1-100.")

@@ -7,20 +7,17 @@ still refused.
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from knowledgeweb.bindings.choices import BindingScope, BindingTool
+from knowledgeweb.providers.connection_rules import agent_names_problems, name_problem, url_problem
 from knowledgeweb.providers.credentials import key_env_problem
 from knowledgeweb.providers.registry import mode_provider_labels, provider_spec, provider_specs
 from knowledgeweb.providers.selection import selection_from_json
 from knowledgeweb.providers.spec import ProviderSpec
 
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-MAX_AGENT_NAME = 100
 TOP_K_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 120)
 
@@ -54,15 +51,17 @@ def binding_problems(
     def add(field: str, message: str) -> None:
         problems.setdefault(field, []).append(message)
 
-    if not NAME_PATTERN.fullmatch(name or ""):
-        add("name", "Use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+    name_refusal = name_problem(name)
+    if name_refusal:
+        add("name", name_refusal)
     spec = provider_spec(provider)
     if spec is None:
         add("provider", f"Choose one of: {', '.join(s.name for s in provider_specs())}.")
     remote = spec is not None and spec.remote
     label = spec.label if spec is not None else provider
     _check_connection(add, remote=remote, label=label, base_url=base_url, api_key_env=api_key_env)
-    _check_agent_names(add, agent_names)
+    for problem in agent_names_problems(agent_names):
+        add("agent_names", problem)
     _check_tools(add, spec=spec, label=label, tools=tools)
     _check_range(add, "top_k", top_k, TOP_K_RANGE, "results")
     _check_timeout(add, timeout)
@@ -76,9 +75,9 @@ def _check_connection(add: Any, *, remote: bool, label: str, base_url: str, api_
         if not base_url:
             add("base_url", f"{label} needs a base URL (http:// or https://).")
         else:
-            url_problem = _url_problem(base_url)
-            if url_problem:
-                add("base_url", url_problem)
+            url_refusal = url_problem(base_url)
+            if url_refusal:
+                add("base_url", url_refusal)
         if not api_key_env:
             add("api_key_env", f"{label} needs the name of the environment variable that holds its API key.")
         else:
@@ -90,39 +89,6 @@ def _check_connection(add: Any, *, remote: bool, label: str, base_url: str, api_
             add("base_url", "The local index is built in; leave the base URL empty.")
         if api_key_env:
             add("api_key_env", "The local index needs no credential; leave this empty.")
-
-
-def _url_problem(base_url: str) -> str | None:
-    try:
-        parts = urlsplit(base_url)
-        host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError for a malformed port
-    except ValueError:
-        return "Enter a valid http:// or https:// URL."
-    if parts.scheme not in {"http", "https"} or not host:
-        return "Enter a valid http:// or https:// URL."
-    if parts.username or parts.password:
-        return "Do not put credentials in the URL; name an environment variable in 'API key env' instead."
-    if parts.query or parts.fragment:
-        return "The base URL must not have a query string or fragment."
-    if len(base_url) > 2048:
-        return "The base URL must be at most 2048 characters."
-    return None
-
-
-def _check_agent_names(add: Any, agent_names: Any) -> None:
-    if not isinstance(agent_names, list) or not all(isinstance(n, str) for n in agent_names):
-        add("agent_names", "Agent names must be a list of names.")
-        return
-    seen: set[str] = set()
-    for agent_name in agent_names:
-        if not agent_name.strip() or agent_name != agent_name.strip():
-            add("agent_names", f"Agent name {agent_name!r} is blank or has surrounding spaces.")
-        elif len(agent_name) > MAX_AGENT_NAME:
-            add("agent_names", f"Agent name {agent_name[:20]!r}… is longer than {MAX_AGENT_NAME} characters.")
-        elif agent_name in seen:
-            add("agent_names", f"Agent name {agent_name!r} is listed twice.")
-        seen.add(agent_name)
 
 
 def _check_tools(add: Any, *, spec: ProviderSpec | None, label: str, tools: Any) -> None:

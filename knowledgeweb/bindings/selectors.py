@@ -7,7 +7,9 @@ import os
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
+from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.bindings.rules import binding_problems
 from knowledgeweb.providers.credentials import key_env_problem
 
 
@@ -16,6 +18,23 @@ def binding_list_for_user(*, user: User | AnonymousUser) -> QuerySet[KnowledgeBi
     if not user.is_authenticated:
         return KnowledgeBinding.objects.none()
     return KnowledgeBinding.objects.filter(enabled=True, users=user).order_by("name")
+
+
+def binding_list_usable(*, user: User | AnonymousUser, provider: str, tool: str) -> list[KnowledgeBinding]:
+    """What bindings allow ``user`` with ``provider``'s ``tool``: the enabled bindings naming the
+    user that offer the tool, with a scope other than disabled, and that pass the binding rules.
+
+    By name. A binding saved before a rule tightened (or edited outside the admin) allows
+    nothing until it is fixed, as a search through it would be refused.
+    """
+    usable: list[KnowledgeBinding] = []
+    for binding in binding_list_for_user(user=user).filter(provider=provider):
+        if binding.scope == BindingScope.DISABLED or binding_problems(**binding.rule_fields()):
+            continue
+        if not isinstance(binding.tools, list) or tool not in binding.tools:
+            continue
+        usable.append(binding)
+    return usable
 
 
 def binding_get_by_name(*, name: str) -> KnowledgeBinding | None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
+
+from knowledgeweb.errors import DomainError
 
 
 class ModelFault(StrEnum):
@@ -25,13 +28,17 @@ class ModelFault(StrEnum):
     MISCONFIGURED = "model_misconfigured"
 
 
-class ModelError(Exception):
-    """The model call failed; ``str(exc)`` is redacted and safe to store, log and show."""
+class ModelError(DomainError):
+    """The model call failed; ``str(exc)`` is redacted and safe to store, log and show.
+
+    A turn records it as its outcome (the API's ``status: "failed"`` with this code), so it
+    does not reach a surface as an error today; were it to, it is a failed dependency (424),
+    as a provider's failure is.
+    """
+
+    code: ModelFault = ModelFault.BAD_RESPONSE
+    status = 424
+    codes: ClassVar[dict[str, int]] = {member.value: 424 for member in ModelFault}
 
     def __init__(self, code: ModelFault, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
+        super().__init__(message, code=code)

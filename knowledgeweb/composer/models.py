@@ -44,6 +44,13 @@ class AnswerModel(models.Model):
     )
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="answer_models")
     agent_names = models.JSONField(default=list, blank=True)
+    # Web pages send no agent name, so agent names alone shut the browser out (bindings/access.py).
+    browser_use = models.BooleanField(
+        "usable in the browser",
+        default=False,
+        help_text="With agent names set, also let its users compose with it on the web pages (Ask), which "
+        "send no agent name. Without agent names it is usable everywhere anyway.",
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

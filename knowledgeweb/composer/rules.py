@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledgeweb.bindings.rules import NAME_PATTERN, _check_agent_names, _url_problem, timeout_ceiling
+from knowledgeweb.bindings.rules import timeout_ceiling
+from knowledgeweb.providers.connection_rules import agent_names_problems, name_problem, url_problem
 from knowledgeweb.providers.credentials import KEY_ENV_PREFIX
 from knowledgeweb.providers.credentials import key_env_problem as binding_key_env_problem
 
@@ -27,7 +28,7 @@ def key_env_problem(env_name: str) -> str | None:
     """Why ``env_name`` may not hold an answer model's key; ``None`` when it may (empty: no key needed)."""
     if not env_name:
         return None
-    return binding_key_env_problem(env_name)
+    return binding_key_env_problem(env_name, owner="an answer model", example="OPENAI")
 
 
 def answer_model_problems(
@@ -48,14 +49,15 @@ def answer_model_problems(
     def add(field: str, message: str) -> None:
         problems.setdefault(field, []).append(message)
 
-    if not NAME_PATTERN.match(name or ""):
-        add("name", "Use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+    name_refusal = name_problem(name)
+    if name_refusal:
+        add("name", name_refusal)
     if not base_url:
         add("base_url", "Enter the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.")
     else:
-        url_problem = _url_problem(base_url)
-        if url_problem:
-            add("base_url", url_problem)
+        url_refusal = url_problem(base_url)
+        if url_refusal:
+            add("base_url", url_refusal)
     if not (model or "").strip() or model != model.strip() or len(model) > MAX_MODEL_NAME:
         add("model", f"Enter the model's name as the server knows it (1-{MAX_MODEL_NAME} characters).")
     key_problem = key_env_problem(api_key_env or "")
@@ -81,7 +83,8 @@ def answer_model_problems(
             f"Enter a whole number from {TIMEOUT_RANGE[0]} to {ceiling} seconds: the timeout bounds the whole "
             f"answer, and KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING allows at most {ceiling}.",
         )
-    _check_agent_names(add, agent_names)
+    for problem in agent_names_problems(agent_names):
+        add("agent_names", problem)
     return problems
 
 

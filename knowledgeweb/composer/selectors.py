@@ -6,17 +6,23 @@ import os
 
 from django.contrib.auth.models import AnonymousUser, User
 
+from knowledgeweb.bindings.access import agent_may_use
 from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.composer.models import AnswerModel
 from knowledgeweb.composer.rules import answer_model_problems
 
 
 def answer_models_for(*, user: User | AnonymousUser, agent_name: str) -> list[AnswerModel]:
-    """Enabled models that name ``user`` exactly and, when they list agent names, ``agent_name``."""
+    """Enabled models that name ``user`` exactly and, when they list agent names, ``agent_name``
+    (or no agent name, from the browser, when the model is usable there)."""
     if not user.is_authenticated:
         return []
     models = AnswerModel.objects.filter(enabled=True, users=user).order_by("name")
-    return [m for m in models if not m.agent_names or agent_name in m.agent_names]
+    return [
+        m
+        for m in models
+        if agent_may_use(agent_names=m.agent_names, browser_use=m.browser_use, agent_name=agent_name)
+    ]
 
 
 def answer_model_get(*, user: User | AnonymousUser, agent_name: str, name: str) -> AnswerModel | None:

@@ -9,13 +9,12 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Max, QuerySet
 
 from knowledgeweb.bindings.choices import BindingScope, BindingTool
-from knowledgeweb.bindings.rules import binding_problems
-from knowledgeweb.bindings.selectors import binding_list_for_user
+from knowledgeweb.bindings.selectors import binding_list_usable
 from knowledgeweb.library.models import MAX_COLLECTION_NAME, Chunk, Collection, Document
 from knowledgeweb.library.passages import is_digest, text_digest
 from knowledgeweb.library.search import ChunkHit, search_chunks
+from knowledgeweb.providers.local.selection import NAME as LOCAL_PROVIDER
 from knowledgeweb.providers.local.selection import local_collection_ids
-from knowledgeweb.providers.local.spec import NAME as LOCAL_PROVIDER
 
 
 def chunk_search(*, query: str, limit: int, collection_names: Sequence[str] | None = None) -> list[ChunkHit]:
@@ -42,11 +41,7 @@ def collections_for_user(user: User | AnonymousUser) -> set[int]:
     """
     served: set[int] = set()
     every = False
-    for binding in binding_list_for_user(user=user).filter(provider=LOCAL_PROVIDER):
-        if binding.scope == BindingScope.DISABLED or binding_problems(**binding.rule_fields()):
-            continue
-        if not isinstance(binding.tools, list) or BindingTool.KNOWLEDGE_SEARCH not in binding.tools:
-            continue
+    for binding in binding_list_usable(user=user, provider=LOCAL_PROVIDER, tool=BindingTool.KNOWLEDGE_SEARCH):
         if binding.scope == BindingScope.ALL:
             every = True
             break

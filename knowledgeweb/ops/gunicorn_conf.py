@@ -6,7 +6,9 @@ Threaded workers (``gthread``): see ``knowledgeweb.ops.serving`` for the sizing 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from knowledgeweb.ops.serving import missing_settings, server_settings
@@ -56,6 +58,23 @@ def warn_about_database_connections(server: Any) -> None:
         server.log.warning(warning)
 
 
+def rerender_in_the_background(server: Any) -> None:
+    """Bring stored renders up to date in the background.
+
+    The server answers at once with the renders as stored (reads never write; a render
+    below the minimum safe version is rendered per response), while ``manage.py rerender``
+    replaces the older ones thread by thread, its progress in this log. Set
+    ``RERENDER_AFTER_START=0`` to leave that to another process (the deploy's own step).
+    """
+    if os.environ.get("RERENDER_AFTER_START", "1") == "0":
+        return
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    # Not waited for: gunicorn's arbiter reaps any child that exits, so it leaves no zombie.
+    process = subprocess.Popen([sys.executable, str(manage), "rerender"], cwd=manage.parent)  # noqa: S603
+    server.log.info("Re-rendering stored renders in the background (pid %s)", process.pid)
+
+
 def when_ready(server: Any) -> None:
-    """Once the server listens."""
+    """Once the server listens: check the database's room for connections, then re-render."""
     warn_about_database_connections(server)
+    rerender_in_the_background(server)

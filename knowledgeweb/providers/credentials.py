@@ -16,23 +16,31 @@ ENV_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 KEY_ENV_PREFIX = "KNOWLEDGEWEB_KEY_"
 
 
-def key_env_problem(env_name: str) -> str | None:
-    """Why ``env_name`` may not hold a binding's key; ``None`` when it may.
+def key_env_problem(env_name: str, *, owner: str = "a binding", example: str = "RAGFLOW") -> str | None:
+    """Why ``env_name`` may not hold the key of ``owner`` ("a binding", "an answer model"); ``None`` when it may.
 
     The message never repeats the name: an admin may have pasted the key itself.
     """
     if not ENV_NAME_PATTERN.fullmatch(env_name or ""):
         return (
-            f"Enter the NAME of an environment variable (letters, digits and '_', e.g. {KEY_ENV_PREFIX}RAGFLOW), "
+            f"Enter the NAME of an environment variable (letters, digits and '_', e.g. {KEY_ENV_PREFIX}{example}), "
             "not the key itself."
         )
     if not env_name.startswith(KEY_ENV_PREFIX) or env_name == KEY_ENV_PREFIX:
         return (
-            f"The key variable's name must start with {KEY_ENV_PREFIX} (e.g. {KEY_ENV_PREFIX}RAGFLOW): "
-            "a binding may read only variables set aside for provider keys, never the app's own settings "
+            f"The key variable's name must start with {KEY_ENV_PREFIX} (e.g. {KEY_ENV_PREFIX}{example}): "
+            f"{owner} may read only variables set aside for keys, never the app's own settings "
             "such as SECRET_KEY, DATABASE_URL or CACHE_URL."
         )
     return None
+
+
+def key_env_is_set(env_name: str, *, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a permitted key variable holds a value; a refused name is never read. The value is never returned."""
+    if key_env_problem(env_name) is not None:
+        return False
+    source = os.environ if environ is None else environ
+    return bool((source.get(env_name) or "").strip())
 
 
 def credential_from_environment(env_name: str, *, environ: Mapping[str, str] | None = None) -> str:

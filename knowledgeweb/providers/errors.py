@@ -10,6 +10,9 @@ this set and what a caller should do about each.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
+
+from knowledgeweb.errors import DomainError
 
 
 class ProviderErrorCode(StrEnum):
@@ -40,16 +43,19 @@ class ProviderErrorCode(StrEnum):
     ADAPTER_ERROR = "provider_adapter_error"
 
 
-class ProviderError(Exception):
-    """A provider call failed. The message is redacted and safe to show."""
+class ProviderError(DomainError):
+    """A provider call failed. The message is redacted and safe to show.
+
+    Status 424 (Failed Dependency) on any surface it reaches, as ``RetrievalFailedError``
+    that carries its code when no thread records the failure.
+    """
 
     code: ProviderErrorCode = ProviderErrorCode.BAD_RESPONSE
+    status = 424
+    codes: ClassVar[dict[str, int]] = {member.value: 424 for member in ProviderErrorCode}
 
     def __init__(self, message: str, *, code: ProviderErrorCode | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
+        super().__init__(message, code=code)
 
     @property
     def kind(self) -> str:
@@ -112,12 +118,18 @@ class MalformedResponseError(ProviderError):
 class ProviderHTTPError(ProviderError):
     """The provider answered with an unexpected HTTP status: 5xx is a server error, anything else a bad response."""
 
+    codes: ClassVar[dict[str, int]] = {
+        ProviderErrorCode.SERVER_ERROR.value: 424,
+        ProviderErrorCode.BAD_RESPONSE.value: 424,
+    }
+
     def __init__(self, message: str, *, status: int) -> None:
         super().__init__(
             message,
             code=ProviderErrorCode.SERVER_ERROR if status >= 500 else ProviderErrorCode.BAD_RESPONSE,
         )
-        self.status = status
+        #: The provider's HTTP status (``status`` is this error's own, as for every domain error).
+        self.upstream_status = status
 
 
 class ProviderRejectedError(ProviderError):

@@ -1,16 +1,30 @@
 """Every provider the application knows: one line each (docs/architecture.md, "Adding a provider").
 
-The order is the admin's order. ``BindingProvider``'s choices are built from it.
+The order is the admin's order; the choices of ``KnowledgeBinding.provider`` are built from it
+(``bindings.choices.provider_choices``). A provider that lives in a Django app above this
+layer (the local index, ``knowledgeweb.library``) is not imported here: its app registers
+it from ``ready()`` with ``provider_register``, so it is listed once Django is set up.
 """
 
 from __future__ import annotations
 
 from knowledgeweb.providers.lightrag.spec import SPEC as LIGHTRAG
-from knowledgeweb.providers.local.spec import SPEC as LOCAL
 from knowledgeweb.providers.ragflow.spec import SPEC as RAGFLOW
 from knowledgeweb.providers.spec import ProviderSpec
 
-PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (RAGFLOW, LIGHTRAG, LOCAL)}
+PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (RAGFLOW, LIGHTRAG)}
+
+
+def provider_register(spec: ProviderSpec) -> None:
+    """Add ``spec`` after the providers listed above (an app's ``ready()`` calls this).
+
+    Registering the same spec again is a no-op (``ready()`` may run more than once in a
+    process); another spec under a name already taken is a programming error.
+    """
+    known = PROVIDERS.get(spec.name)
+    if known is not None and known is not spec:
+        raise ValueError(f"A provider named {spec.name!r} is already registered.")
+    PROVIDERS[spec.name] = spec
 
 
 def provider_spec(name: str) -> ProviderSpec | None:

@@ -4,7 +4,10 @@ Each provider's folder builds its own spec (``providers/<name>/spec.py``) and
 ``providers/registry.py`` lists them. The bindings rules, the admin form, the
 retrieval service and the API read a provider's label, tools, scope rules,
 query modes, capabilities and adapter from here, so none of them names a provider.
-Nothing here imports Django: a factory that needs an app imports it when called.
+Nothing here imports Django, and nothing in this layer imports an app: what a
+factory needs from above (the credential, the selection memory) arrives in the
+``ProviderRequest``, and a provider that lives in an app (the local index)
+registers its spec from that app's ``ready()`` (``providers/registry.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalProvider
+from knowledgeweb.providers.memory import SelectionMemory
 from knowledgeweb.providers.selection import DatasetSelection
 
 SelectionProblems = Callable[[tuple[DatasetSelection, ...]], list[str]]
@@ -29,10 +33,16 @@ class ProviderRequest:
     timeout: float
     #: The query mode this search runs in (``None``: the adapter's default).
     mode: str | None = None
+    #: Selections recently confirmed for this binding and credential, for an adapter that
+    #: validates a selection before searching (``None``: validate every time).
+    memory: SelectionMemory | None = None
 
 
 #: Builds the adapter for one search from the binding (a ``KnowledgeBinding``) and the request.
 ProviderFactory = Callable[[Any, ProviderRequest], RetrievalProvider]
+#: The admin's "Test connection": one small real request through the provider's client; returns
+#: what succeeded in words, raises a ``ProviderError`` otherwise.
+ProviderProbe = Callable[[Any, ProviderRequest], str]
 
 
 @dataclass(frozen=True)
@@ -77,5 +87,7 @@ class ProviderSpec:
     modes: ModeSpec | None = None
     #: Extra admin form behaviour, a dotted path to a ``BindingFormHooks`` imported when the form is built.
     form_hooks: str | None = None
+    #: The admin's connection test (remote providers); ``None``: nothing to connect to.
+    probe: ProviderProbe | None = None
     #: Free for a provider's own notes; the generic code never reads it.
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -1,6 +1,7 @@
 """Who may run which tool through which binding (docs/providers.md#bindings).
 
-Exact user, exact agent name when the binding lists any, tool enabled, scope not
+Exact user, exact agent name when the binding lists any (or none, from the browser, when
+the binding is usable there), tool enabled, scope not
 disabled, the binding's rules re-checked at use, and the credential present.
 Everything here happens before a provider is even built.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
+from knowledgeweb.bindings.access import agent_may_use
 from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import binding_problems
@@ -94,7 +96,9 @@ def _refusal(binding: KnowledgeBinding, agent_name: str, tool: str) -> str | Non
         return f"Binding '{binding.name}' has its scope disabled; it runs no searches."
     if not isinstance(binding.agent_names, list):
         return f"Binding '{binding.name}' has malformed agent names and was not used."
-    if binding.agent_names and agent_name not in binding.agent_names:
+    if not agent_may_use(
+        agent_names=binding.agent_names, browser_use=binding.browser_use, agent_name=agent_name
+    ):
         return f"Binding '{binding.name}' is not available to agent '{agent_name}'."
     if not isinstance(binding.tools, list) or tool not in binding.tools:
         return f"Binding '{binding.name}' does not offer the tool {tool}."

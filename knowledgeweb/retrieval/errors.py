@@ -1,45 +1,55 @@
 """What the retrieval service refuses, and how a caller should read it.
 
-Each error carries the HTTP status the API answers with and a stable ``code``.
-Every message is safe to show: it names bindings, tools and variables, never a value.
+Each error is a ``DomainError`` (``knowledgeweb.errors``): a stable ``code`` and the HTTP
+``status`` every surface answers with. ``codes`` lists the precise codes each class's
+instances carry. Every message is safe to show: it names bindings, tools and variables,
+never a value.
 """
 
 from __future__ import annotations
 
+from knowledgeweb.errors import DomainError
+from knowledgeweb.providers.errors import ProviderErrorCode
 
-class RetrievalError(Exception):
-    status = 400
+
+class RetrievalError(DomainError):
     code = "retrieval_error"
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
-
-    def __str__(self) -> str:
-        return self.message
+    status = 400
 
 
 class RetrievalInvalidError(RetrievalError):
     """The request itself is wrong, whoever sends it (400). No request was sent upstream."""
 
-    status = 400
     code = "invalid_request"
+    status = 400
+    codes = {
+        "invalid_request": 400,
+        "binding_ambiguous": 400,
+        "scope_not_supported": 400,
+        "invalid_scope": 400,
+    }
 
 
 class RetrievalRefusedError(RetrievalError):
     """The caller may not run this retrieval (403). No request was sent upstream."""
 
-    status = 403
     code = "forbidden"
+    status = 403
+    codes = {
+        "forbidden": 403,
+        "binding_unavailable": 403,
+        "binding_misconfigured": 403,
+        "credential_missing": 403,
+        "scope_forbidden": 403,
+    }
 
 
 class RetrievalModeError(RetrievalError):
     """The search named a query mode its binding does not allow (422). No request was sent upstream."""
 
-    status = 422
     code = "mode_not_allowed"
+    status = 422
+    codes = {"mode_not_allowed": 422, "mode_not_supported": 422}
 
 
 class RetrievalFailedError(RetrievalError):
@@ -50,5 +60,6 @@ class RetrievalFailedError(RetrievalError):
     it failed (``ProviderErrorCode``: provider_timeout, provider_auth, ...).
     """
 
-    status = 424
     code = "provider_bad_response"
+    status = 424
+    codes = {member.value: 424 for member in ProviderErrorCode}

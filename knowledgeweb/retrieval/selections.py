@@ -4,6 +4,8 @@ Keyed per binding, base URL, credential and selection (the credential only insid
 a SHA-256 digest, never readable from the key); kept for
 ``KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL`` seconds and shared between workers when
 the cache is Redis. A cache that cannot be reached means validating again, never failing.
+The retrieval service hands one to every adapter in its ``ProviderRequest``
+(``providers/memory.py``); only an adapter that validates selections (RAGFlow) uses it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def _now() -> float:
 
 
 class CachedSelectionMemory:
-    """A ``SelectionMemory`` for one binding and credential."""
+    """A ``SelectionMemory`` for one binding and credential (building one reads nothing)."""
 
     def __init__(
         self,

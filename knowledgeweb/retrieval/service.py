@@ -26,6 +26,7 @@ from knowledgeweb.retrieval.errors import RetrievalFailedError, RetrievalInvalid
 from knowledgeweb.retrieval.modes import mode_resolve
 from knowledgeweb.retrieval.registry import ProviderRequest, provider_for, provider_timeout
 from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
+from knowledgeweb.retrieval.selections import CachedSelectionMemory
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.selectors import thread_get_for_owner
@@ -97,6 +98,7 @@ def retrieval_search(
             selection=selection,
             mode=chosen_mode,
             timeout=provider_timeout(binding),
+            memory=CachedSelectionMemory(binding=binding, api_key=authorized.api_key or ""),
         )
         adapter = provider_for(binding, request)
         result = adapter.search(query, tool=tool, top_k=binding.top_k)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html
 
 from knowledgeweb.threads.models import Message, Thread
@@ -66,12 +67,18 @@ def _json_or_dash(value: Any) -> str:
 
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ("title", "owner", "agent_name", "message_count", "updated_at")
+    list_display = ("title", "owner", "agent_name", "message_count", "updated_at", "viewer")
     list_filter = ("agent_name",)
     search_fields = ("title", "owner__username", "agent_name")
-    fields = ("id", "owner", "title", "agent_name", "created_at", "updated_at")
-    readonly_fields = ("id", "owner", "created_at", "updated_at")
+    fields = ("id", "viewer", "owner", "title", "agent_name", "created_at", "updated_at")
+    readonly_fields = ("id", "viewer", "owner", "created_at", "updated_at")
     inlines = (MessageInline,)
+
+    @admin.display(description="viewer")
+    def viewer(self, thread: Thread) -> str:
+        # The citation viewer's page of this thread, as its owner reads it.
+        url = reverse("web:thread-detail", args=[thread.id])
+        return format_html('<a href="{}" data-viewer-link>Open in the viewer</a>', url)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Threads are created by their owners (API, web, import), never on someone's behalf here.

@@ -2,8 +2,8 @@
 
 A tool message is validated once, when it is written, and its evidence stored
 with its render (``MessageRender.sources``). Validation is also memoized in
-Django's cache, keyed by the message id, its digest and the reader's
-fingerprint (``threads.rendering.fingerprint``), for the walks that re-render
+Django's cache, keyed by the message id, its digest and the renderer's version
+(``threads.rendering.version``; the golden corpus covers the reader), for the walks that re-render
 stale messages; entries expire after ``KNOWLEDGEWEB_CACHE_TTL`` and are deleted
 with their message.
 """
@@ -20,7 +20,7 @@ from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Citation, Evidence, read_sources
 from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.models import Message, MessageType
-from knowledgeweb.threads.rendering.fingerprint import reader_fingerprint
+from knowledgeweb.threads.rendering import version
 
 ResolvedState = Literal["resolved", "unresolved", "malformed"]
 
@@ -46,8 +46,8 @@ class ResolvedCitation:
 
 
 def evidence_cache_key(message: Message) -> str:
-    """The key of a message's memoized validation; the namespace changes with the reader's code."""
-    return f"knowledgeweb:evidence:{reader_fingerprint()}:{message.id}:{message.digest}"
+    """The key of a message's memoized validation; the namespace changes with the renderer's version."""
+    return f"knowledgeweb:evidence:r{version.RENDERER_VERSION}:{message.id}:{message.digest}"
 
 
 def evidence_to_json(source: Evidence) -> dict[str, Any]:

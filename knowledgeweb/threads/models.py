@@ -112,16 +112,18 @@ class MessageRender(models.Model):
 
     A message resolves only against the messages before it, and none of them ever
     changes, so its HTML, its citation verdicts and its export text are fixed at
-    write. ``fingerprint`` names the renderer that produced the row: a row whose
-    fingerprint is not the running renderer's is re-rendered on its next read
-    (or by ``manage.py rerender``), never served. Kept apart from ``Message`` so
-    that messages stay immutable while their renders may be refreshed.
+    write. ``renderer_version`` names the renderer that produced the row
+    (``threads.rendering.version``): an older row is served as stored until
+    ``manage.py rerender`` or a write to its thread replaces it, except one below
+    ``MIN_SAFE_RENDERER_VERSION``, which is never served. Kept apart from
+    ``Message`` so that messages stay immutable while their renders may be refreshed.
     """
 
     message = models.OneToOneField(Message, primary_key=True, on_delete=models.CASCADE, related_name="render")
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="renders")
     seq = models.PositiveIntegerField()
-    fingerprint = models.CharField(max_length=32)
+    # 0: stored before renderer versions existed (below every safe version).
+    renderer_version = models.PositiveIntegerField(default=0)
     html = models.TextField(blank=True)
     # Each citation of an AI message, in order: label, href, state, reason, handle.
     citations = models.JSONField(default=list, blank=True)
@@ -129,7 +131,7 @@ class MessageRender(models.Model):
     sources = models.JSONField(default=list, blank=True)
     # A tool message's sources-panel entries, by handle: [opening tag, body] (see ``sources``).
     entries = models.JSONField(default=dict, blank=True)
-    # The message's part of the Markdown export (see ``threads.exports``).
+    # The message's part of the Markdown export (see ``threads.rendering.export``).
     export = models.JSONField(default=list, blank=True)
     rendered_at = models.DateTimeField(auto_now=True)
 

@@ -26,6 +26,7 @@ from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.web import compose
+from knowledgeweb.web.errors import INVALID_FORM_STATUS, error_status
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
@@ -33,8 +34,6 @@ ASK_AGENT_NAME = ""
 NO_BINDINGS = "No knowledge source is available to you yet, so there is nothing to search."
 #: How many administrators the page names when a user has no source.
 MAX_ADMINS_SHOWN = 5
-
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
 
 # Provider failure codes (``ProviderError.code``) grouped by what the reader can do about them.
 _SETUP_CODES = frozenset(
@@ -165,7 +164,7 @@ def ask(request: HttpRequest) -> HttpResponse:
 
     form = AskForm(request.POST, bindings=bindings, composers=composers)
     context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
-    status = 400
+    status = INVALID_FORM_STATUS
     if form.is_valid() and form.cleaned_data.get("composer") not in {None, "", compose.EXTRACTIVE}:
         # An answer model (issue 13): the streamed flow's service, run to the end (no JavaScript here).
         outcome = compose.run_form_turn(request)
@@ -175,7 +174,7 @@ def ask(request: HttpRequest) -> HttpResponse:
         context.update(
             error=plain_error(outcome, source), error_kind=outcome.kind, error_detail=outcome.message
         )
-        status = _ERROR_STATUS[outcome.kind]
+        status = error_status(outcome)
     elif form.is_valid():
         try:
             thread = question_answer(
@@ -190,7 +189,7 @@ def ask(request: HttpRequest) -> HttpResponse:
             context.update(error=plain_error(exc, source), error_kind=exc.kind)
             if exc.kind != "question":
                 context["error_detail"] = exc.message
-            status = _ERROR_STATUS[exc.kind]
+            status = error_status(exc)
         else:
             return redirect("web:thread-detail", thread_id=thread.id)
     return render(request, "web/ask.html", context, status=status)

@@ -44,10 +44,10 @@ from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import thread_get_for_owner
+from knowledgeweb.web.errors import error_json, error_page
 
 #: The web pages search and compose as the user, not as an agent.
 WEB_AGENT_NAME = ""
-_ERROR_STATUS = {"question": 400, "binding": 403, "provider": 502, "quota": 413}
 EXTRACTIVE_LABEL = "Quoted sentences (no model)"
 
 
@@ -157,8 +157,9 @@ def thread_ask(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     try:
         result = turn_run(_prepare(request, thread))
     except AnswerError as exc:
-        context = {"thread": thread, "error": exc.message, "error_kind": exc.kind}
-        return render(request, "web/thread_ask_error.html", context, status=_ERROR_STATUS[exc.kind])
+        return error_page(
+            request, "web/thread_ask_error.html", {"thread": thread, "error_kind": exc.kind}, exc
+        )
     except ratelimit.RateLimited as exc:
         context = {"thread": thread, "error": exc.detail, "error_kind": "rate"}
         response = render(request, "web/thread_ask_error.html", context, status=429)
@@ -186,7 +187,7 @@ def _stream(request: HttpRequest, thread: Thread | None) -> HttpResponseBase:
     try:
         prepared = _prepare(request, thread)
     except AnswerError as exc:
-        return JsonResponse({"error": exc.message, "kind": exc.kind}, status=_ERROR_STATUS[exc.kind])
+        return error_json(exc)
     except ratelimit.RateLimited as exc:
         return _too_many(exc)
     response = StreamingHttpResponse(_sse(prepared), content_type="text/event-stream; charset=utf-8")

@@ -130,7 +130,7 @@ def test_an_empty_question_is_refused_on_the_page_and_nothing_is_written(
 ) -> None:
     response = client.post(ASK, {"question": "   ", "binding": "local-guide"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert _alert(response.content.decode()) == "question: Enter a question."
     assert _nothing_written()
 
@@ -140,7 +140,7 @@ def test_an_over_long_question_is_refused_and_nothing_is_written(
 ) -> None:
     response = client.post(ASK, {"question": "owls " * 500, "binding": "local-guide"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert _alert(response.content.decode()).startswith(
         "question: Ensure this value has at most 2000 characters"
     )
@@ -161,7 +161,7 @@ def test_a_malformed_form_is_refused_on_the_page_and_nothing_is_written(
 ) -> None:
     response = client.post(ASK, data)
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert _alert(response.content.decode()) == expected
     assert _nothing_written()
 
@@ -185,7 +185,7 @@ def test_a_binding_that_is_not_the_users_is_refused_and_nothing_is_written(
 
     response = client.post(ASK, {"question": "owls", "binding": "bobs"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert _alert(response.content.decode()) == "binding: Choose one of your sources."
     assert _nothing_written()
 
@@ -200,7 +200,7 @@ def test_a_provider_failure_is_shown_on_the_page_and_no_thread_is_left_behind(
 
     response = client.post(ASK, {"question": "How do owls hunt?", "binding": "local-guide"})
 
-    assert response.status_code == 502
+    assert response.status_code == 424
     html = response.content.decode()
     assert _alert(html) == (
         "provider: The source &#x27;local-guide&#x27; could not be searched just now. "
@@ -286,7 +286,7 @@ def test_a_timeout_says_which_source_and_how_long_in_plain_language_and_keeps_th
 
     response = client.post(ASK, {"question": "Where do herons wade?", "binding": "local-guide"})
 
-    assert response.status_code == 502
+    assert response.status_code == 424
     html = response.content.decode()
     assert _alert(html) == (
         "provider: The source &#x27;Product docs&#x27; did not answer within 10 seconds. "

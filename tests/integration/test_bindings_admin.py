@@ -44,8 +44,9 @@ def form(**changes: Any) -> dict[str, Any]:
 
 
 def test_the_admin_saves_agent_names_and_a_selection_written_one_per_line(
-    admin_client: Client, user: User
+    admin_client: Client, user: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", SECRET)  # else the admin asks first
     response = admin_client.post(
         ADD_URL,
         form(users=[user.pk], scope="selected", selection="dsA\ndsB/doc1\ndsB/doc2\n"),

@@ -296,8 +296,8 @@ def test_faults_are_recorded_outcomes(web: Client, corpus: User, reply: Reply, c
 @pytest.mark.parametrize(
     ("form", "status", "said"),
     [
-        ({"question": "", "binding": "local", "composer": "m"}, 400, "Enter a question."),
-        ({"question": "q" * 2001, "binding": "local", "composer": "m"}, 400, "at most 2000 characters"),
+        ({"question": "", "binding": "local", "composer": "m"}, 422, "Enter a question."),
+        ({"question": "q" * 2001, "binding": "local", "composer": "m"}, 422, "at most 2000 characters"),
         (
             {"question": "kingfishers", "binding": "nope", "composer": "m"},
             403,
@@ -319,6 +319,8 @@ def test_refusals_before_the_stream_say_why_and_write_nothing(
 
     assert response.status_code == status
     assert said in response.json()["error"]
+    # The API's code for the same refusal (knowledgeweb.errors): 422 a question, 403 a binding or model.
+    assert response.json()["code"] == {422: "ask_question", 403: "ask_binding"}[status]
     assert server.requests == []
     assert Thread.objects.count() == 0
     assert Message.objects.count() == 0

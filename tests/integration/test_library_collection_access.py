@@ -195,7 +195,8 @@ def test_the_admin_offers_the_existing_collections_and_saves_the_ones_ticked(
     ("changes", "message"),
     [
         ({}, "Select at least one collection."),
-        ({"selection": "dsA"}, "For the local index, tick collections below"),
+        # RAGFlow's lines do not apply to a local binding: ignored, so what is missing is said.
+        ({"selection": "dsA"}, "Select at least one collection."),
         ({"scope": "all", "collections": "HR"}, "Collections are used only with the scope"),
     ],
 )
@@ -211,17 +212,21 @@ def test_the_admin_refuses_a_local_selection_it_cannot_use(
     assert KnowledgeBinding.objects.count() == 0
 
 
-def test_the_admin_refuses_collections_on_a_ragflow_binding(admin_client: Client, hr: Collection) -> None:
+def test_the_admin_ignores_collections_on_a_ragflow_binding(
+    admin_client: Client, user: User, hr: Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_RAGFLOW", "synthetic-ragflow-key")  # else the admin asks first
     response = admin_client.post(
         ADD_URL,
         local_form(
             provider="ragflow",
             base_url="https://ragflow.example.test",
             api_key_env="KNOWLEDGEWEB_KEY_RAGFLOW",
+            users=[user.pk],
             selection="dsA",
             collections=[hr.pk],
         ),
     )
-    assert response.status_code == 200
-    assert "Collections are for local bindings" in response.content.decode()
-    assert KnowledgeBinding.objects.count() == 0
+    # Collections are the local index's field: hidden for RAGFlow, and ignored if sent.
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert KnowledgeBinding.objects.get().selection == [{"dataset_id": "dsA", "document_ids": []}]

@@ -302,7 +302,10 @@ def test_capabilities_list_each_tools_modes_and_default(
     assert LIGHTRAG_KEY not in json.dumps(tools)
 
 
-def test_the_admin_form_saves_modes_and_shows_a_clear_error(user: User) -> None:
+def test_the_admin_form_saves_modes_and_shows_a_clear_error(
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KNOWLEDGEWEB_KEY_LIGHTRAG", "synthetic-lightrag-key")  # else the admin asks first
     admin = User.objects.create_superuser("admin", "admin@example.test", "admin-password-1")
     client = Client()
     client.force_login(admin)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import binding_problems
@@ -124,6 +125,19 @@ def test_a_binding_of_a_registered_provider_validates_by_its_own_rules(shelf: Sh
     problems = binding_problems(**{**binding.rule_fields(), "base_url": "", "api_key_env": ""})
     assert problems["base_url"] == ["Shelf needs a base URL (http:// or https://)."]
     assert KnowledgeBinding.objects.filter(selection=[{"dataset_id": "attic"}]).count() == 0
+
+
+def test_a_registered_provider_is_a_choice_of_the_binding_without_a_migration(shelf: Shelf) -> None:
+    # The field's choices are read from the registry when used (bindings.choices.provider_choices).
+    field = KnowledgeBinding._meta.get_field("provider")
+    assert ("shelf", "Shelf") in list(field.choices or ())
+    KnowledgeBinding(name="shelf-choice", provider="shelf").clean_fields(
+        exclude=[f.name for f in KnowledgeBinding._meta.fields if f.name != "provider"]
+    )
+    with pytest.raises(ValidationError, match="is not a valid choice"):
+        KnowledgeBinding(name="attic", provider="attic").clean_fields(
+            exclude=[f.name for f in KnowledgeBinding._meta.fields if f.name != "provider"]
+        )
 
 
 def test_a_registered_provider_is_offered_by_capabilities(shelf: Shelf, user: User) -> None:

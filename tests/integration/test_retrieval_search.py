@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -284,9 +282,7 @@ class FakeLocalProvider:
 def test_local_bindings_dispatch_to_the_library_provider_without_url_or_credential(
     upstream: Upstream, user: User, thread: Thread, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = types.ModuleType("knowledgeweb.library.provider")
-    fake.LocalProvider = FakeLocalProvider  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "knowledgeweb.library.provider", fake)
+    monkeypatch.setattr("knowledgeweb.library.provider_spec.LocalProvider", FakeLocalProvider)
     FakeLocalProvider.made.clear()
     binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user], top_k=5)
     outcome = retrieval_search(user=user, tool="knowledge_search", query="guide", thread_id=thread.id)

@@ -84,3 +84,13 @@ def test_a_token_can_be_revoked_in_the_admin(admin_client: Client, user: User) -
     assert response.status_code == 302
     assert ApiToken.objects.get(pk=token.pk).is_active is False
     assert Client().get("/api/threads", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+def test_each_thread_links_to_its_page_in_the_viewer(admin_client: Client, thread: Thread) -> None:
+    link = f'<a href="/threads/{thread.id}/" data-viewer-link>Open in the viewer</a>'
+
+    assert link in admin_client.get("/admin/threads/thread/").content.decode()
+    assert link in admin_client.get(f"/admin/threads/thread/{thread.id}/change/").content.decode()
+    owner = Client()
+    owner.force_login(thread.owner)
+    assert owner.get(f"/threads/{thread.id}/").status_code == 200

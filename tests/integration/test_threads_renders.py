@@ -20,7 +20,7 @@ from knowledgeweb.threads.models import Message, MessageRender, Thread
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.rendering.tools import PREVIEW_CHARS
 from knowledgeweb.threads.services import message_append, thread_create
-from knowledgeweb.threads.services import renders as render_services
+from tests.renderers import renderer_changed
 
 pytestmark = pytest.mark.django_db
 
@@ -49,14 +49,15 @@ def test_rerender_backfills_stale_and_missing_renders_and_is_safe_to_run_again(
     for thread in threads:
         _cited(thread, append_retrieval)
     MessageRender.objects.filter(thread=threads[0]).delete()  # written before renders were stored
-    monkeypatch.setattr(render_services, "render_fingerprint", lambda: "deploy".ljust(32, "0"))
+    renderer_changed(monkeypatch, to=2)
     out, err = StringIO(), StringIO()
 
     call_command("rerender", stdout=out, stderr=err)
 
     assert "6 message(s) rendered in 3 thread(s)" in out.getvalue()
     assert "[##############################] 3/3" in err.getvalue()  # the progress bar
-    assert set(MessageRender.objects.values_list("fingerprint", flat=True)) == {"deploy".ljust(32, "0")}
+    assert "Renderer version 2: 6 message(s)" in out.getvalue()
+    assert set(MessageRender.objects.values_list("renderer_version", flat=True)) == {2}
     assert MessageRender.objects.count() == 6
     for thread in threads:
         thread.refresh_from_db()

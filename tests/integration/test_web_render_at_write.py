@@ -1,9 +1,10 @@
 """Renders stored at write (docs/decisions.md, "Render at write"), observed through the counters.
 
 Writes validate each tool message once and render each answer once; views,
-the citation report and the export parse nothing, unless the renderer changed
-(a new fingerprint), when a view re-renders that thread's stale messages in
-``seq`` order and stores them.
+the citation report and the export parse nothing and never write. After a
+renderer change (a new renderer version) a view serves the renders as stored
+until ``thread_rerender`` replaces them; a render below the minimum safe version
+is rendered in memory for each view, never stored by it.
 """
 
 from __future__ import annotations
@@ -27,15 +28,16 @@ from knowledgeweb.knowledge import (
     format_result_view,
 )
 from knowledgeweb.knowledge.linkgrammar import parse_counter
-from knowledgeweb.threads import evidence
+from knowledgeweb.threads import selectors
 from knowledgeweb.threads.evidence import validation_counter
 from knowledgeweb.threads.models import MessageRender, Thread
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_create, thread_import
 from knowledgeweb.threads.services import messages as message_services
-from knowledgeweb.threads.services import renders as render_services
+from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.web.rendering.thread import render_thread
+from tests.renderers import renderer_changed
 
 pytestmark = pytest.mark.django_db
 
@@ -86,9 +88,8 @@ def _view(thread: Thread) -> Any:
     return render_thread(thread, thread_messages(thread=thread, with_artifacts=False))
 
 
-def _renderer_changed(monkeypatch: pytest.MonkeyPatch, name: str = "changed") -> None:
-    """What a deploy with a changed renderer looks like to the process: another fingerprint."""
-    monkeypatch.setattr(render_services, "render_fingerprint", lambda: name.ljust(32, "0"))
+def _versions(thread: Thread) -> set[int]:
+    return set(MessageRender.objects.filter(thread=thread).values_list("renderer_version", flat=True))
 
 
 def test_an_append_validates_a_tool_message_once_and_renders_an_answer_once(owner: User) -> None:
@@ -123,29 +124,57 @@ def test_views_the_report_and_the_export_parse_and_validate_nothing(owner: User)
     assert (validation_counter.count, render_counter.count, parse_counter.count) == (0, 0, 0)
 
 
-def test_a_stale_fingerprint_re_renders_the_threads_stale_messages_once_in_seq_order(
+def test_after_a_renderer_change_a_view_serves_the_stored_renders_until_the_rerender(
     owner: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     thread = _conversation(owner, 3)
     before = _view(thread)
     render_counter.reset()
     validation_counter.reset()
-    _renderer_changed(monkeypatch)
+    renderer_changed(monkeypatch, to=2)
 
-    after = _view(thread)
+    with CaptureQueriesContext(connection) as queries:
+        served = _view(thread)
 
+    assert render_counter.count == 0  # served as stored: an older render is still safe
+    assert not [q["sql"] for q in queries if not q["sql"].startswith("SELECT")]
+    assert _versions(thread) == {1}
+    assert [v.html for v in served.messages] == [v.html for v in before.messages]
+
+    assert thread_rerender(thread=thread) == 9
     assert render_counter.count == 3  # the three answers, each against the evidence before it
-    assert validation_counter.count == 0  # the reader did not change: its memo still holds
-    assert set(MessageRender.objects.filter(thread=thread).values_list("fingerprint", flat=True)) == {
-        "changed".ljust(32, "0")
-    }
+    assert validation_counter.count == 3  # the memo is per version: each tool message once more
+    assert _versions(thread) == {2}
+    render_counter.reset()
+    after = _view(thread)
+    assert render_counter.count == 0
     assert [v.html for v in after.messages] == [v.html for v in before.messages]
+
+
+def test_a_render_below_the_minimum_safe_version_is_rendered_for_each_view_and_never_stored(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = _conversation(owner, 3)
+    before = _view(thread)
+    render_counter.reset()
+    renderer_changed(monkeypatch, to=2, min_safe=2)
+
+    for views in (1, 2):
+        with CaptureQueriesContext(connection) as queries:
+            shown = _view(thread)
+        assert render_counter.count == 3 * views
+        assert not [q["sql"] for q in queries if not q["sql"].startswith("SELECT")]
+        assert _versions(thread) == {1}
+        assert [v.html for v in shown.messages] == [v.html for v in before.messages]
+
+    thread_rerender(thread=thread)
     render_counter.reset()
     _view(thread)
     assert render_counter.count == 0
+    assert _versions(thread) == {2}
 
 
-def test_a_message_without_a_stored_render_is_rendered_on_its_first_view(owner: User) -> None:
+def test_a_message_without_a_stored_render_is_rendered_in_memory_until_the_rerender(owner: User) -> None:
     thread = _conversation(owner, 3)
     last_answer = thread.messages.filter(type="ai").last()
     assert last_answer is not None
@@ -156,6 +185,8 @@ def test_a_message_without_a_stored_render_is_rendered_on_its_first_view(owner: 
 
     assert render_counter.count == 1
     assert view.messages[-1].resolved == 1
+    assert MessageRender.objects.filter(thread=thread).count() == 8
+    assert thread_rerender(thread=thread) == 1
     assert MessageRender.objects.filter(thread=thread).count() == 9
 
 
@@ -191,20 +222,20 @@ def test_the_reader_changing_re_validates_and_re_renders_tool_messages(
 ) -> None:
     thread = _conversation(owner, 2)
     # A reader that accepted nothing: every tool message unverified, no answer resolved.
-    monkeypatch.setattr(evidence, "reader_fingerprint", lambda: "reader-a".ljust(32, "0"))
-    monkeypatch.setattr(render_services, "messages_sources", lambda messages: {m.id: {} for m in messages})
-    _renderer_changed(monkeypatch, "a")
+    monkeypatch.setattr(selectors, "messages_sources", lambda messages: {m.id: {} for m in messages})
+    renderer_changed(monkeypatch, to=2)
+    thread_rerender(thread=thread)
     before = _view(thread)
     assert all('data-hit-kind="unverified"' in v.html for v in before.messages if v.message.type == "tool")
     assert before.cited == ()
     thread.refresh_from_db()
     assert thread.citations_unresolved == 2
 
-    # The reader is corrected: a new fingerprint, the evidence validates again.
+    # The reader is corrected: a new version (and so a new memo namespace), the evidence validates again.
     monkeypatch.undo()
-    monkeypatch.setattr(evidence, "reader_fingerprint", lambda: "reader-b".ljust(32, "0"))
-    _renderer_changed(monkeypatch, "b")
+    renderer_changed(monkeypatch, to=3)
     validation_counter.reset()
+    thread_rerender(thread=thread)
     after = _view(thread)
 
     assert validation_counter.count == 2
@@ -325,9 +356,11 @@ def test_a_page_never_reads_artifacts_unless_a_stale_tool_message_must_be_valida
 
     assert artifact_reads() == []
     cache.clear()
-    _renderer_changed(monkeypatch)
-    assert len(artifact_reads()) == 1  # the six tool messages' artifacts, together
+    renderer_changed(monkeypatch, to=2)  # older renders are served as stored: nothing to validate
     assert artifact_reads() == []
+    renderer_changed(monkeypatch, to=2, min_safe=2)  # rendered in memory: the tool messages validated
+    assert len(artifact_reads()) == 1  # the six tool messages' artifacts, together
+    assert artifact_reads() == []  # their validation is memoized, though nothing was stored
 
 
 def test_an_unreachable_shared_cache_costs_nothing_to_a_page_rendered_at_write(
@@ -352,8 +385,8 @@ def test_an_unreachable_shared_cache_costs_nothing_to_a_page_rendered_at_write(
     assert response.content.decode().count('data-citation="resolved"') == 2
     assert validation_counter.count == 0
 
-    # After a renderer change the stale tool messages are validated afresh, and the outage logged.
-    _renderer_changed(monkeypatch)
+    # Past a safety fix the unsafe tool messages are validated afresh, and the outage logged.
+    renderer_changed(monkeypatch, to=2, min_safe=2)
     response = client.get(f"/threads/{thread.id}/")
     assert response.status_code == 200
     assert response.content.decode().count('data-citation="resolved"') == 2

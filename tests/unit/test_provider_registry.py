@@ -1,50 +1,50 @@
-"""The provider registry: importable without Django, and the source of the provider choices."""
+"""The provider registry: the source of the provider choices, completed by the library app.
+
+That the registry imports neither Django nor any app is a ``forbidden`` contract of
+import-linter (pyproject.toml, ``[tool.importlinter]``; tests/unit/test_import_layers.py).
+"""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
+import pytest
 
-from knowledgeweb.bindings.choices import BindingProvider
-from knowledgeweb.providers.registry import all_query_modes, provider_is_remote, provider_specs
-
-ROOT = Path(__file__).resolve().parents[2]
-
-PROBE = """
-import json, sys
-from knowledgeweb.providers.registry import provider_specs
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("django", "knowledgeweb"))
-print(json.dumps({"names": [s.name for s in provider_specs()], "loaded": loaded}))
-"""
-
-
-def test_the_registry_loads_no_django_and_no_app_above_the_providers() -> None:
-    # A fresh interpreter: this test process has Django loaded already through pytest-django.
-    completed = subprocess.run(  # noqa: S603 - fixed arguments, our own interpreter
-        [sys.executable, "-E", "-s", "-c", PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PATH": "/usr/bin:/bin"},
-    )
-    probe = json.loads(completed.stdout)
-    assert probe["names"] == ["ragflow", "lightrag", "local"]
-    apps = ("django", "knowledgeweb.library", "knowledgeweb.bindings", "knowledgeweb.retrieval")
-    assert [m for m in probe["loaded"] if m.startswith(apps)] == []
-    assert "knowledgeweb.providers.local.spec" in probe["loaded"]
+from knowledgeweb.bindings.choices import provider_choices
+from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.library.provider_spec import SPEC as LOCAL
+from knowledgeweb.providers.registry import (
+    all_query_modes,
+    provider_is_remote,
+    provider_register,
+    provider_specs,
+)
+from knowledgeweb.providers.spec import ProviderSpec
 
 
 def test_the_provider_choices_are_the_registry_s_and_unchanged() -> None:
-    # These values and labels are in the migrations: changing them needs a migration.
-    assert BindingProvider.choices == [
+    # These values and labels are what bindings store: the local index is registered by its
+    # app's ready(), after the two providers the registry lists itself.
+    assert provider_choices() == [
         ("ragflow", "RAGFlow"),
         ("lightrag", "LightRAG"),
         ("local", "Local index (embedded)"),
     ]
-    assert [(s.name, s.label) for s in provider_specs()] == BindingProvider.choices
+    assert KnowledgeBinding._meta.get_field("provider").choices == provider_choices()
+    assert [(s.name, s.label) for s in provider_specs()] == provider_choices()
     assert [s.name for s in provider_specs() if provider_is_remote(s.name)] == ["ragflow", "lightrag"]
     assert not provider_is_remote("nonesuch")
     assert all_query_modes() == ("naive", "local", "global", "hybrid", "mix")
+
+
+def test_registering_the_same_spec_again_changes_nothing() -> None:
+    before = provider_specs()
+    provider_register(LOCAL)
+    assert provider_specs() == before
+
+
+def test_another_spec_under_a_taken_name_is_refused() -> None:
+    impostor = ProviderSpec(
+        name="local", label="Impostor", remote=False, tools=(), capabilities=tuple, factory=LOCAL.factory
+    )
+    with pytest.raises(ValueError, match="A provider named 'local' is already registered"):
+        provider_register(impostor)
+    assert [s.label for s in provider_specs()][-1] == "Local index (embedded)"

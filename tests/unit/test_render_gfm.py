@@ -21,7 +21,7 @@ from knowledgeweb.knowledge import (
     read_sources,
 )
 from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS, parse_counter, unlink_citations
-from knowledgeweb.threads.exports import ExportPart, message_export_parts
+from knowledgeweb.threads.rendering.export import ExportPart, message_export_parts
 from knowledgeweb.threads.rendering.markdown import TABLES_AS_TEXT_NOTICE, markdown_to_html
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.sanitizer import sanitize_html

@@ -29,7 +29,7 @@ import pytest
 from bench.hostile import HANDLE, cases, linkify_cases
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS, linkify_counter, parse_markdown
-from knowledgeweb.threads.exports import message_export_parts
+from knowledgeweb.threads.rendering.export import message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 

@@ -220,7 +220,7 @@ def test_a_message_nested_too_deeply_is_shown_whole_as_text_with_a_notice() -> N
 
 def test_a_message_past_the_structure_caps_is_shown_as_written_with_no_citations() -> None:
     from knowledgeweb.knowledge.linkgrammar import MAX_BRACKETS, MAX_TOKENS, parse_markdown
-    from knowledgeweb.threads.exports import VERBATIM_NOTE, message_export_parts
+    from knowledgeweb.threads.rendering.export import VERBATIM_NOTE, message_export_parts
     from knowledgeweb.threads.rendering.markdown import TOO_LARGE_NOTICE
 
     source = _shared()

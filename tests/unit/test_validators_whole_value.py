@@ -8,9 +8,9 @@ import re
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from knowledgeweb.bindings.rules import NAME_PATTERN
 from knowledgeweb.environment import env_rate
 from knowledgeweb.ops.requestlog import _VALID_ID
+from knowledgeweb.providers.connection_rules import NAME_PATTERN
 from knowledgeweb.providers.credentials import ENV_NAME_PATTERN, key_env_problem
 from knowledgeweb.providers.local.selection import LOCAL_COLLECTION_ID
 from knowledgeweb.providers.ragflow.scope import RESOURCE_ID_PATTERN

@@ -6,6 +6,7 @@ from knowledgeweb.library.services.documents import (
     DocumentIngestResult,
     IngestAction,
     chunk_drafts,
+    document_add_text,
     document_ingest,
 )
 from knowledgeweb.library.services.ingest import (
@@ -30,6 +31,7 @@ __all__ = [
     "chunk_drafts",
     "collection_get_or_create",
     "discover_files",
+    "document_add_text",
     "document_ingest",
     "file_ingest",
     "paths_ingest",

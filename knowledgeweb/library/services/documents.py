@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from knowledgeweb.library.chunking import CHUNK_LIMIT, chunk_text
@@ -90,3 +92,39 @@ def document_ingest(
         row.full_clean(validate_unique=False, validate_constraints=False)
     Chunk.objects.bulk_create(rows)
     return DocumentIngestResult(document, action, len(rows))
+
+
+#: What a document added by hand has for ``source_key``: not a path, so ingest never meets it.
+PASTED_KEY_PREFIX = "pasted:"
+NO_TEXT = "A document needs text: paste its text here, or ingest its file with manage.py ingest."
+
+
+def pasted_source_key(text: str) -> str:
+    """The source key of a pasted text: the same text is the same document in its collection."""
+    return PASTED_KEY_PREFIX + hashlib.sha256(text.strip().encode()).hexdigest()
+
+
+@transaction.atomic
+def document_add_text(
+    *, collection: Collection, title: str, source_url: str, text: str
+) -> DocumentIngestResult:
+    """Store a pasted text as a document of ``collection``, chunked as ingest chunks a text file.
+
+    Raises ``ValidationError`` (keyed by field, nothing written) for a text with nothing
+    to search, or a text the collection already holds.
+    """
+    drafts = [ChunkDraft(text=piece) for piece in chunk_text(text)]
+    if not drafts:
+        raise ValidationError({"text": NO_TEXT})
+    key = pasted_source_key(text)
+    existing = Document.objects.filter(collection=collection, source_key=key).first()
+    if existing is not None:
+        raise ValidationError({"text": f"This collection already holds this text, as '{existing.title}'."})
+    return document_ingest(
+        collection=collection,
+        source_key=key,
+        content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        title=title,
+        source_url=source_url,
+        chunks=drafts,
+    )

@@ -13,6 +13,7 @@ from knowledgeweb.providers.lightrag.adapter import (
     LightragProvider,
     lightrag_connection,
 )
+from knowledgeweb.providers.lightrag.probe import lightrag_probe
 from knowledgeweb.providers.spec import ModeSpec, ProviderRequest, ProviderSpec
 
 
@@ -30,6 +31,7 @@ SPEC = ProviderSpec(
     tools=tuple(capability.tool for capability in CAPABILITIES),
     capabilities=lambda: CAPABILITIES,
     factory=_factory,
+    probe=lightrag_probe,
     modes=ModeSpec(
         query_modes=QUERY_MODES,
         tool_modes=TOOL_MODES,

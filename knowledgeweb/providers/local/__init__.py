@@ -1,1 +1,1 @@
-"""The local index as a provider: its spec and selection rules. The index itself is the library app."""
+"""The local index\x27s name and selection rules; the index itself (and its spec) is the library app."""

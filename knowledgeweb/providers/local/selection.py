@@ -1,4 +1,9 @@
-"""A local binding's selection: whole collections, by id."""
+"""The local index's name and a local binding's selection: whole collections, by id.
+
+The index itself is the library app, above this layer: its spec
+(``library/provider_spec.py``) is registered from the app's ``ready()``. The rules
+of its selection are pure and stay here, below the bindings that apply them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,9 @@ import re
 from typing import Any
 
 from knowledgeweb.providers.selection import DatasetSelection, selection_from_json
+
+#: The value stored in ``KnowledgeBinding.provider`` for the local index.
+NAME = "local"
 
 #: A local collection's primary key, as stored in a local binding's selection.
 LOCAL_COLLECTION_ID = re.compile(r"[1-9][0-9]{0,18}")

@@ -8,10 +8,10 @@ from typing import Any
 from knowledgeweb.knowledge.types import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from knowledgeweb.providers.client import Connection, ProviderSession
 from knowledgeweb.providers.errors import MalformedResponseError, ScopeRejectedError, UnsupportedToolError
+from knowledgeweb.providers.memory import SelectionMemory
 from knowledgeweb.providers.ragflow.chunks import chunk_hit, titles_from_doc_aggs
 from knowledgeweb.providers.ragflow.datasets import Dataset, dataset_list
 from knowledgeweb.providers.ragflow.documents import MAX_BATCHES_IN_FLIGHT, validate_documents
-from knowledgeweb.providers.ragflow.memory import SelectionMemory
 from knowledgeweb.providers.ragflow.replies import ragflow_data
 from knowledgeweb.providers.ragflow.scope import CheckedSelection, DatasetSelection, selection_problems
 

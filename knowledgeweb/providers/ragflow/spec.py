@@ -7,6 +7,7 @@ from typing import Any
 from knowledgeweb.knowledge import RetrievalProvider
 from knowledgeweb.providers.ragflow import scope
 from knowledgeweb.providers.ragflow.adapter import CAPABILITIES, RagflowProvider, ragflow_connection
+from knowledgeweb.providers.ragflow.probe import ragflow_probe
 from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.providers.spec import ProviderRequest, ProviderSpec
 
@@ -17,13 +18,11 @@ def _selection_problems(selection: tuple[DatasetSelection, ...]) -> list[str]:
 
 
 def _factory(binding: Any, request: ProviderRequest) -> RetrievalProvider:
-    # The selection memory lives in Django's cache, so it is imported only when a search runs.
-    from knowledgeweb.retrieval.selections import CachedSelectionMemory
-
-    api_key = request.api_key or ""
-    connection = ragflow_connection(base_url=binding.base_url, api_key=api_key, timeout=request.timeout)
-    memory = CachedSelectionMemory(binding=binding, api_key=api_key)
-    return RagflowProvider(connection=connection, selection=request.selection, memory=memory)
+    # The selection memory (kept in Django's cache, above this layer) comes with the request.
+    connection = ragflow_connection(
+        base_url=binding.base_url, api_key=request.api_key or "", timeout=request.timeout
+    )
+    return RagflowProvider(connection=connection, selection=request.selection, memory=request.memory)
 
 
 SPEC = ProviderSpec(
@@ -36,4 +35,5 @@ SPEC = ProviderSpec(
     selection_problems=_selection_problems,
     selection_noun="RAGFlow datasets and documents",
     narrowable=True,
+    probe=ragflow_probe,
 )

@@ -1,7 +1,7 @@
 """Rendering one message, given the evidence before it: what the renders service stores.
 
 A pure function of the message and the evidence available before it (and of
-the renderer's code, named by its fingerprint).
+the renderer's code, named by its version: ``threads.rendering.version``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.utils.html import format_html
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import parse_markdown
-from knowledgeweb.threads.exports import ExportPart, message_export_parts
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.threads.rendering.export import ExportPart, message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts

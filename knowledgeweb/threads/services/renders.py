@@ -3,10 +3,10 @@
 Every write path goes through here: ``message_append`` (the API, the retrieval
 service, Ask) and ``thread_import``. A message is rendered once, against the
 evidence of the messages before it, and stored as its ``MessageRender`` with the
-renderer's fingerprint; the thread's citation tallies move with it. A read that
-meets a render from another renderer (or none) re-renders that thread's stale
-messages in ``seq`` order and stores them (``thread_renders``); ``manage.py
-rerender`` does the same for every thread ahead of time.
+renderer's version; the thread's citation tallies move with it. Renders made by
+another renderer are replaced only here: by ``thread_rerender`` (``manage.py
+rerender``, which the deploy runs after start) and before a write builds on
+them. Reads never write (``threads.selectors.thread_renders``).
 """
 
 from __future__ import annotations
@@ -17,23 +17,17 @@ from uuid import UUID
 
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
 from knowledgeweb.knowledge import Evidence, read_sources
 from knowledgeweb.memo import memo_set_many
-from knowledgeweb.threads.evidence import (
-    evidence_cache_key,
-    evidence_from_json,
-    evidence_to_json,
-    messages_sources,
-    validation_counter,
-)
+from knowledgeweb.threads.evidence import evidence_cache_key, evidence_from_json, validation_counter
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
-from knowledgeweb.threads.rendering.fingerprint import render_fingerprint
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
+from knowledgeweb.threads.rendering.version import render_is_current
+from knowledgeweb.threads.selectors import render_row, renders_compute
 
 _STATES = ("resolved", "unresolved", "malformed")
-_UPDATED_FIELDS = ["fingerprint", "html", "citations", "sources", "entries", "export", "rendered_at"]
+_UPDATED_FIELDS = ["renderer_version", "html", "citations", "sources", "entries", "export", "rendered_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +70,7 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
     if prepared.upto_seq >= 0 and _evidence_added_after(thread, prepared.upto_seq, message.seq):
         available, _ = _evidence_so_far(thread, before_seq=message.seq)
         rendering = render_message(message, available, {})
-    _row(message, rendering, render_fingerprint()).save(force_insert=True)
+    render_row(message, rendering).save(force_insert=True)
     Thread.objects.filter(pk=thread.pk).update(
         citations_resolved=F("citations_resolved") + rendering.tally("resolved"),
         citations_unresolved=F("citations_unresolved") + rendering.tally("unresolved"),
@@ -101,93 +95,51 @@ def renders_store(
     thread: Thread, messages: Sequence[Message], renderings: Sequence[MessageRendering]
 ) -> None:
     """Store an import's renders (its messages saved, with their seqs) and set the thread's tallies."""
-    fingerprint = render_fingerprint()
     MessageRender.objects.bulk_create(
-        [_row(m, r, fingerprint) for m, r in zip(messages, renderings, strict=True)], batch_size=500
+        [render_row(m, r) for m, r in zip(messages, renderings, strict=True)], batch_size=500
     )
     _set_tallies(thread, renderings)
 
 
-def thread_renders(
-    *, thread: Thread, messages: Sequence[Message], fields: Sequence[str] | None = None
-) -> dict[UUID, MessageRender]:
-    """Every message's render, by message id; stale or missing ones are re-rendered in ``seq`` order.
-
-    ``messages`` are all the thread's messages in order (any column but the id, seq and
-    type may be deferred); ``fields`` limits the columns read when every render is current.
-    """
-    query = MessageRender.objects.filter(thread=thread)
-    rows = {row.message_id: row for row in (query.only(*fields) if fields else query)}
-    fingerprint = render_fingerprint()
-    if all(m.id in rows and rows[m.id].fingerprint == fingerprint for m in messages):
-        return rows
-    if fields:
-        rows = {row.message_id: row for row in query}
-    return _rerender(thread, messages, rows, fingerprint)
-
-
 def thread_rerender(*, thread: Thread, force: bool = False) -> int:
-    """Bring one thread's renders up to date (all of them with ``force``); returns how many were rendered."""
-    messages = list(
-        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
-    )
-    rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
-    fingerprint = render_fingerprint()
-    stale = sum(1 for m in messages if m.id not in rows or rows[m.id].fingerprint != fingerprint)
-    if stale:
-        _rerender(thread, messages, rows, fingerprint)
-    return stale
+    """Bring one thread's renders up to date (all of them with ``force``); returns how many were rendered.
 
-
-def _rerender(
-    thread: Thread, messages: Sequence[Message], rows: dict[UUID, MessageRender], fingerprint: str
-) -> dict[UUID, MessageRender]:
-    stale_ids = [m.id for m in messages if m.id not in rows or rows[m.id].fingerprint != fingerprint]
-    # The stale messages whole (a page reads only their outline), in one query.
-    whole = {m.id: m for m in Message.objects.filter(pk__in=stale_ids).defer("artifact")}
-    # Stale tool messages are validated again (memoized per reader fingerprint); fresh ones
-    # give their stored evidence.
-    validated = messages_sources([m for m in whole.values() if m.type == MessageType.TOOL])
-    available: dict[str, Evidence] = {}
-    fresh: list[MessageRender] = []
-    for outline in messages:
-        message = whole.get(outline.id, outline)
-        row = rows.get(message.id)
-        if row is not None and row.fingerprint == fingerprint:
-            own = {record["handle"]: evidence_from_json(record) for record in row.sources}
-        else:
-            own = validated.get(message.id, {})
-            row = _row(message, render_message(message, available, own), fingerprint)
-            rows[message.id] = row
-            fresh.append(row)
-        for handle, source in own.items():
-            available.setdefault(handle, source)
+    The one way a stored render is replaced: called by ``manage.py rerender`` (the deploy
+    runs it after start) and by writes to the thread, never by a read.
+    """
     with transaction.atomic():
-        # Another reader may be re-rendering the same thread: the same rows, so the last write wins.
+        # Under the thread's row lock, as appends are: a message appended meanwhile waits, and
+        # the tallies recomputed here cannot overwrite its increment.
+        if not Thread.objects.select_for_update().filter(pk=thread.pk).exists():
+            return 0
+        messages = list(
+            Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+        )
+        rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
+        return _rerender(thread, messages, rows)
+
+
+def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, MessageRender]) -> int:
+    """Re-render and store the renders of ``messages`` (all the thread's first ones, in order)
+    that the running renderer did not make; returns how many."""
+    if all(m.id in rows and render_is_current(rows[m.id].renderer_version) for m in messages):
+        return 0
+    computed = renders_compute(messages=messages, rows=rows, redo=_not_current)
+    with transaction.atomic():
+        # Another writer may be re-rendering the same thread: the same rows, so the last write wins.
         MessageRender.objects.bulk_create(
-            fresh,
+            computed.fresh,
             batch_size=500,
             update_conflicts=True,
             unique_fields=["message"],
             update_fields=_UPDATED_FIELDS,
         )
-        _set_tallies(thread, [rows[m.id] for m in messages])
-    return rows
+        _set_tallies(thread, [computed.rows[m.id] for m in messages])
+    return len(computed.fresh)
 
 
-def _row(message: Message, rendering: MessageRendering, fingerprint: str) -> MessageRender:
-    return MessageRender(
-        message=message,
-        thread_id=message.thread_id,
-        seq=message.seq,
-        fingerprint=fingerprint,
-        html=rendering.html,
-        citations=rendering.citations,
-        sources=[evidence_to_json(source) for source in rendering.sources.values()],
-        entries=rendering.entries,
-        export=rendering.export,
-        rendered_at=timezone.now(),
-    )
+def _not_current(row: MessageRender | None) -> bool:
+    return row is None or not render_is_current(row.renderer_version)
 
 
 def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRender]) -> None:
@@ -204,18 +156,20 @@ def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRen
 
 def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dict[str, Evidence], int]:
     """The evidence of the thread's tool messages (before ``before_seq``), first claim wins,
-    from their stored renders, and the last seq seen. Stale renders are brought up to date first."""
+    from their stored renders, and the last seq seen. Stale renders are re-rendered and stored first."""
     messages = list(
         Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
     )
     if before_seq is not None:
         messages = [m for m in messages if m.seq < before_seq]
-    fingerprint = render_fingerprint()
     current = dict(
-        MessageRender.objects.filter(thread=thread).values_list("message_id", "fingerprint").iterator()
+        MessageRender.objects.filter(thread=thread).values_list("message_id", "renderer_version").iterator()
     )
-    if any(current.get(m.id) != fingerprint for m in messages):
-        thread_renders(thread=thread, messages=messages)
+    if any(not render_is_current(current.get(m.id, -1)) for m in messages):
+        # A write brings what it builds on up to date first (a read never does).
+        _rerender(
+            thread, messages, {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
+        )
     wanted = [m.id for m in messages if m.type == MessageType.TOOL]
     records: Mapping[UUID, list[dict[str, object]]] = dict(
         MessageRender.objects.filter(message_id__in=wanted).values_list("message_id", "sources")

@@ -13,6 +13,7 @@ from django.db import OperationalError, connection, transaction
 from knowledgeweb.threads.errors import ThreadInvalidError
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import thread_admit
+from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.text import unstorable_field
 
 _MAX_ATTEMPTS = 40
@@ -54,9 +55,6 @@ def thread_delete(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thre
     ``ThreadNotFound`` and delete nothing. Returns the deleted thread (its
     fields still readable, its primary key cleared by Django).
     """
-    # Imported here: the selectors import the renders service, whose package imports this module.
-    from knowledgeweb.threads.selectors import thread_get_for_owner
-
     thread = thread_get_for_owner(owner=owner, thread_id=thread_id)
     with transaction.atomic():
         # Renders cascade with their messages; each message's remembered evidence leaves the

@@ -2,8 +2,8 @@
 
 Each message's HTML, citation verdicts and (for tool messages) panel entries
 were computed when it was written (``threads.services.renders``). A page only
-reads them in one query and joins them; a render from another renderer is
-brought up to date first, in ``seq`` order.
+reads them in one query and joins them, as stored (``threads.selectors.thread_renders``):
+a read never re-renders into the database.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class ThreadView:
 
 
 #: What a page reads of each stored render: not the evidence records nor the export text.
-PAGE_FIELDS = ("message_id", "fingerprint", "html", "citations", "entries")
+PAGE_FIELDS = ("message_id", "renderer_version", "html", "citations", "entries")
 
 
 def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:

@@ -1,9 +1,11 @@
-"""``manage.py rerender``: bring every thread's stored renders up to date, ahead of its readers.
+"""``manage.py rerender``: replace every stored render the running renderer did not make.
 
-Safe as a deploy step: it only replaces renders whose fingerprint is not the
-running renderer's (``--force`` replaces all), one thread per transaction, and
-can run again or be interrupted at any point; a view meeting a thread it has not
-reached yet re-renders that thread itself.
+The one bulk path that re-renders (reads never do): the deploy runs it after the
+server has started (``make serve``, via gunicorn's ``when_ready`` hook), so the
+server answers at once with the renders as stored. Safe to run at any time: it
+only replaces renders of another renderer version (``--force`` replaces all), one
+thread per transaction, and can run again or be interrupted at any point.
+Progress goes to stderr: a bar on a terminal, a line per thread otherwise (a log).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from knowledgeweb.library.progress import ProgressBar
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.rendering.fingerprint import render_fingerprint
+from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.services.renders import thread_rerender
 
 
 class Command(BaseCommand):
-    help = "Re-render every thread's messages whose stored render came from another renderer."
+    help = "Re-render every thread's messages whose stored render came from another renderer version."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--force", action="store_true", help="re-render every message, stale or not")
@@ -36,5 +38,5 @@ class Command(BaseCommand):
             bar.update(done, len(ids), str(pk))
         bar.finish()
         self.stdout.write(
-            f"Renderer {render_fingerprint()}: {rendered} message(s) rendered in {len(ids)} thread(s)."
+            f"Renderer version {version.RENDERER_VERSION}: {rendered} message(s) rendered in {len(ids)} thread(s)."
         )

@@ -1,7 +1,7 @@
 """The local index as the registry sees it: built in, no credential, whole collections selected.
 
-The index is the library app (``knowledgeweb.library``), above this layer, so its
-adapter and admin form fields are imported only when used.
+The index is this app, above the providers layer, so the providers layer never
+imports it: ``LibraryConfig.ready()`` registers this spec (``provider_register``).
 """
 
 from __future__ import annotations
@@ -10,21 +10,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowledgeweb.knowledge import KnowledgeCapabilities, RetrievalProvider
-from knowledgeweb.providers.local.selection import local_selection_problems
+from knowledgeweb.library.provider import LocalProvider
+from knowledgeweb.providers.local.selection import NAME, local_selection_problems
 from knowledgeweb.providers.spec import ProviderRequest, ProviderSpec
-
-NAME = "local"
 
 
 def _capabilities() -> Sequence[KnowledgeCapabilities]:
-    from knowledgeweb.library.provider import LocalProvider
-
     return LocalProvider().capabilities()
 
 
 def _factory(binding: Any, request: ProviderRequest) -> RetrievalProvider:
-    from knowledgeweb.library.provider import LocalProvider
-
     # A selected scope names collections by id (local_selection_problems).
     ids = None if request.selection is None else [int(item.dataset_id) for item in request.selection]
     return LocalProvider(top_k=binding.top_k, collection_ids=ids)

@@ -1,9 +1,10 @@
 """Exporting a thread as JSON (messages as stored) or Markdown (citations as numbered references).
 
-The Markdown export reads only what was stored at write (``MessageRender.export``):
-each message's text was regenerated from the link grammar's token stream when the
-message was written, with a slot where each resolved citation's number goes.
-Numbering sources across the thread is all that is left for the read, so an
+Pure: the export is computed from the messages and their stored renders, which
+the caller reads (``threads.selectors.thread_export``). The Markdown of each
+message (``MessageRender.export``) is regenerated here at write, from the link
+grammar's token stream, with a slot where each resolved citation's number goes;
+numbering sources across the thread is all that is left for the read, so an
 export never parses Markdown.
 """
 
@@ -43,30 +44,34 @@ class ThreadExport:
     filename: str
 
 
-def thread_export(*, thread: Thread, format: str) -> ThreadExport:
-    """Export ``thread`` as ``json`` or ``markdown``."""
-    # Imported here: the selectors import the renders service, which imports this module.
-    from knowledgeweb.threads.selectors import thread_messages, thread_renders
+def export_format_check(format: str) -> ExportFormat:
+    """``format`` if it is one the export knows; otherwise ``ExportFormatError``."""
+    for known in EXPORT_FORMATS:
+        if format == known:
+            return known
+    raise ExportFormatError(f"unknown export format {format!r}; expected json or markdown.")
 
+
+def export_document(
+    *,
+    thread: Thread,
+    format: ExportFormat,
+    messages: list[Message],
+    renders: Mapping[Any, MessageRender],
+) -> ThreadExport:
+    """``thread`` as ``json`` (``renders`` unused), or as ``markdown`` from its messages' ``renders``."""
     stem = f"thread-{thread.id}"
-    if format not in EXPORT_FORMATS:
-        raise ExportFormatError(f"unknown export format {format!r}; expected json or markdown.")
-    messages = thread_messages(thread=thread, with_artifacts=format == "json")
     if format == "json":
         return ThreadExport(
             content=thread_export_json(thread, messages),
             content_type="application/json",
             filename=f"{stem}.json",
         )
-    if format == "markdown":
-        return ThreadExport(
-            content=thread_export_markdown(
-                thread, messages, thread_renders(thread=thread, messages=messages)
-            ),
-            content_type="text/markdown; charset=utf-8",
-            filename=f"{stem}.md",
-        )
-    raise ExportFormatError(f"unknown export format {format!r}; expected json or markdown.")
+    return ThreadExport(
+        content=thread_export_markdown(thread, messages, renders),
+        content_type="text/markdown; charset=utf-8",
+        filename=f"{stem}.md",
+    )
 
 
 # --- JSON -----------------------------------------------------------------------------------------
