@@ -15,8 +15,10 @@ middleware, which wraps the application in ``knowledgeweb.wsgi``, decides first:
   and a transfer coding other than ``chunked`` answers 501.
 
 Nothing is written on any refusal: the application never sees the request. Each
-refusal carries an ``X-Request-ID`` and writes the usual request log line; under
-``/api/`` its body is the API's error JSON (``detail`` and ``code``).
+refusal carries an ``X-Request-ID`` and is reported to ``on_refused`` (``knowledgeweb.wsgi``
+passes the request log's id rule and line, from ``knowledgeweb.ops.requestlog``: this
+module sits beside ops, not above it); under ``/api/`` its body is the API's error JSON
+(``detail`` and ``code``).
 See docs/decisions.md, "Access".
 """
 
@@ -24,15 +26,29 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.conf import settings
 
-from knowledgeweb.ops.requestlog import HEADER, log_refused, request_id_for
-
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+#: The caller's ``X-Request-ID`` (or ``None``) -> the id the refusal is known by.
+RequestIds = Callable[[str | None], str]
+#: (method, path, status, request id, client address) of a refused request.
+RefusalLog = Callable[[str, str, int, str, str], None]
+
+HEADER = "X-Request-ID"
+
+
+def fresh_request_id(incoming: str | None) -> str:
+    return uuid.uuid4().hex
+
+
+def no_log(method: str, path: str, status: int, request_id: str, client: str) -> None:
+    return None
+
 
 #: Used when ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is ``None``: a decoded body is still bounded.
 FALLBACK_LIMIT = 2 * 1024 * 1024
@@ -56,8 +72,12 @@ CODES = {
 class ChunkedBodies:
     """WSGI middleware: read a server-decoded chunked body with its real length, or refuse it."""
 
-    def __init__(self, app: WSGIApp) -> None:
+    def __init__(
+        self, app: WSGIApp, *, request_ids: RequestIds = fresh_request_id, on_refused: RefusalLog = no_log
+    ) -> None:
         self.app = app
+        self.request_ids = request_ids
+        self.on_refused = on_refused
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         coding = environ.get("HTTP_TRANSFER_ENCODING", "")
@@ -65,7 +85,7 @@ class ChunkedBodies:
             return self.app(environ, start_response)
         codings = [part.strip().lower() for part in coding.split(",") if part.strip()]
         if codings != ["chunked"]:
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 501,
@@ -73,7 +93,7 @@ class ChunkedBodies:
                 "Content-Length header. Nothing was read or written.",
             )
         if environ.get("CONTENT_LENGTH"):
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 400,
@@ -81,7 +101,7 @@ class ChunkedBodies:
                 "(preferably Content-Length). Nothing was read or written.",
             )
         if not environ.get("wsgi.input_terminated"):
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 411,
@@ -92,7 +112,7 @@ class ChunkedBodies:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or FALLBACK_LIMIT
         body = _read_at_most(environ["wsgi.input"], limit + 1)
         if len(body) > limit:
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 413,
@@ -103,6 +123,44 @@ class ChunkedBodies:
         decoded["CONTENT_LENGTH"] = str(len(body))
         del decoded["HTTP_TRANSFER_ENCODING"]
         return self.app(decoded, start_response)
+
+    def _refuse(
+        self,
+        environ: dict[str, Any],
+        start_response: StartResponse,
+        status: int,
+        detail: str,
+        *,
+        close: bool = False,
+    ) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", ""))
+        request_id = self.request_ids(environ.get("HTTP_X_REQUEST_ID"))
+        self.on_refused(
+            str(environ.get("REQUEST_METHOD", "")),
+            path,
+            status,
+            request_id,
+            str(environ.get("REMOTE_ADDR", "")),
+        )
+        if path.startswith("/api/"):
+            body = json.dumps({"detail": detail, "code": CODES[status]}).encode()
+            content_type = "application/json"
+        else:
+            body, content_type = detail.encode(), "text/plain; charset=utf-8"
+        headers = [
+            ("Content-Type", content_type),
+            (HEADER, request_id),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if not close:
+            headers.append(("Content-Length", str(len(body))))
+            start_response(_STATUS[status], headers)
+            return [body]
+        # A WSGI application may not send "Connection: close" itself (a hop-by-hop header);
+        # without a Content-Length, Django's development server closes the connection, which
+        # keeps the unread chunks from being parsed as the next request.
+        start_response(_STATUS[status], headers)
+        return _unsized(body)
 
 
 def _read_at_most(stream: Any, count: int) -> bytes:
@@ -116,31 +174,6 @@ def _read_at_most(stream: Any, count: int) -> bytes:
         parts.append(part)
         total += len(part)
     return b"".join(parts)
-
-
-def _refuse(
-    environ: dict[str, Any], start_response: StartResponse, status: int, detail: str, *, close: bool = False
-) -> Iterable[bytes]:
-    path = str(environ.get("PATH_INFO", ""))
-    request_id = request_id_for(environ.get("HTTP_X_REQUEST_ID"))
-    log_refused(
-        str(environ.get("REQUEST_METHOD", "")), path, status, request_id, str(environ.get("REMOTE_ADDR", ""))
-    )
-    if path.startswith("/api/"):
-        body = json.dumps({"detail": detail, "code": CODES[status]}).encode()
-        content_type = "application/json"
-    else:
-        body, content_type = detail.encode(), "text/plain; charset=utf-8"
-    headers = [("Content-Type", content_type), (HEADER, request_id), ("X-Content-Type-Options", "nosniff")]
-    if not close:
-        headers.append(("Content-Length", str(len(body))))
-        start_response(_STATUS[status], headers)
-        return [body]
-    # A WSGI application may not send "Connection: close" itself (a hop-by-hop header);
-    # without a Content-Length, Django's development server closes the connection, which
-    # keeps the unread chunks from being parsed as the next request.
-    start_response(_STATUS[status], headers)
-    return _unsized(body)
 
 
 def _unsized(body: bytes) -> Iterator[bytes]:
