@@ -115,7 +115,16 @@ def gunicorn(env: Mapping[str, str], log: Path, *, startup: float = 120) -> Iter
     """gunicorn as ``make serve`` runs it (its configuration module, its worker class), without
     ``make``'s migrate and collectstatic; yields the base URL once ``/healthz`` answers."""
     port = free_port()
-    full = {"HOST": "127.0.0.1", "PORT": str(port), "WEB_WORKERS": "1", "WEB_THREADS": "4", **env}
+    # No background re-render: these servers start on databases with nothing to re-render,
+    # and its process would share the database with what the test is observing.
+    full = {
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_WORKERS": "1",
+        "WEB_THREADS": "4",
+        "RERENDER_AFTER_START": "0",
+        **env,
+    }
     with log.open("w") as out:
         server = subprocess.Popen(  # noqa: S603 - our own interpreter and gunicorn
             [PYTHON, "-m", "gunicorn", "-c", "python:knowledgeweb.ops.gunicorn_conf"],
