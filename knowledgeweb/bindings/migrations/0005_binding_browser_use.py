@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bindings", "0003_disable_unprefixed_key_variables"),
+        ("bindings", "0004_provider_choices_from_the_registry"),
     ]
 
     operations = [
