@@ -188,7 +188,10 @@ RATE_LIMITS = {
     "search": env_rate("RATE_LIMIT_SEARCH", "60/minute"),
     # Questions per user, for any ask endpoint that enforces it.
     "ask": env_rate("RATE_LIMIT_ASK", "20/minute"),
-    # Failed bearer-token checks per client address; past it every token check answers 429.
+    # Writes per API token (or per session user): thread creations, appends, imports.
+    "write": env_rate("RATE_LIMIT_WRITE", "120/minute"),
+    # Failed bearer-token checks per client address; past it a wrong token answers 429 (a
+    # valid one is always accepted).
     "token_failure": env_rate("RATE_LIMIT_TOKEN_FAILURES", "20/minute"),
     # Failed sign-ins (site and admin) per client address.
     "login_failure": env_rate("RATE_LIMIT_LOGIN_FAILURES", "10/minute"),

@@ -45,15 +45,15 @@ class BearerTokenAuth(HttpBearer):
         return self.authenticate(request, token.strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> User:
-        # An address that has used up its failures is refused before the lookup, right
-        # token or wrong, so guessing costs a window per few attempts (429, Retry-After).
-        address = client_address(request)
-        ratelimit.check(TOKEN_FAILURES, address)
+        # A token that matches is always accepted: failures are counted per address on the
+        # failure path only, so nobody can lock a token's owner out by sending wrong tokens
+        # from (or, behind a proxy, as) the same address. Tokens are long random secrets,
+        # so this gives up nothing against guessing (docs/decisions.md).
         user = token_authenticate(raw_token=token)
         if user is None:
-            # Counted atomically, and refused past the limit: two workers that both passed the
-            # check above cannot both answer the failure that goes over it.
-            ratelimit.consume(TOKEN_FAILURES, address)
+            # Counted atomically, and refused past the limit (429, Retry-After): a client
+            # sending wrong tokens in a loop is slowed, whoever else shares its address.
+            ratelimit.consume(TOKEN_FAILURES, client_address(request))
             # A wrong token must not fall through to the session: say so plainly.
             raise InvalidTokenError()
         return user
@@ -94,7 +94,8 @@ def rate_limit_key(request: HttpRequest) -> str:
 
 
 def rate_limit(request: HttpRequest, scope: str) -> None:
-    """Count this request against the caller's ``scope`` limit (e.g. ``"search"``); 429 past it."""
+    """Count this request against the caller's ``scope`` limit (``"search"``, ``"ask"``,
+    ``"write"``); 429 past it."""
     ratelimit.consume(scope, rate_limit_key(request))
 
 

@@ -13,27 +13,27 @@ from uuid import UUID
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
-from pydantic import BaseModel
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.auth import rate_limit, request_user
+from knowledgeweb.api.text import NonBlankText, StorableInput, Text
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
 from knowledgeweb.threads.selectors import thread_get_for_owner
 
 router = Router(tags=["threads"])
 
 
-class AskIn(BaseModel):
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    binding: str = Field(min_length=1, max_length=100, description="The knowledge binding to search with.")
-    answer_model: str = Field(
+class AskIn(StorableInput):
+    question: NonBlankText = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    binding: Text = Field(min_length=1, max_length=100, description="The knowledge binding to search with.")
+    answer_model: Text = Field(
         default=EXTRACTIVE,
         min_length=1,
         max_length=100,
         description="'extractive' (quoted sentences, the default) or the name of an answer model you may use.",
     )
-    agent_name: str = Field(default="", max_length=100)
+    agent_name: Text = Field(default="", max_length=100)
 
 
 class CitationCountsOut(Schema):

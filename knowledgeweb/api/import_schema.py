@@ -12,6 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledgeweb.api.text import NO_NUL_PATTERN
+
+#: Every string the import stores holds no NUL (nor an unpaired surrogate: refused, 422).
+_STRING: dict[str, Any] = {"type": "string", "pattern": NO_NUL_PATTERN}
+_STRING_OR_NULL: dict[str, Any] = {"type": ["string", "null"], "pattern": NO_NUL_PATTERN}
+#: Keys of an object the import reads hold no NUL either.
+KEYS: dict[str, Any] = {"pattern": NO_NUL_PATTERN}
+
 TYPE_NAMES = [
     "human",
     "ai",
@@ -34,7 +42,8 @@ _PART: dict[str, Any] = {
         "become the AI message's tool calls; tool_result parts become tool messages; thinking, "
         "image and file parts are kept beside the text (images are never fetched)."
     ),
-    "properties": {"type": {"type": "string"}},
+    "propertyNames": KEYS,
+    "properties": {"type": _STRING},
     "required": ["type"],
 }
 
@@ -47,14 +56,16 @@ _TOOL_CALLS: dict[str, Any] = {
 
 _FIELDS: dict[str, Any] = {
     "content": {
-        "description": "A string, or a list of content parts (or strings).",
+        "description": "A string, a list of content parts (or strings), or null (an AI message "
+        "that only calls tools).",
         "anyOf": [
-            {"type": "string"},
-            {"type": "array", "items": {"anyOf": [{"type": "string"}, _PART]}},
+            _STRING,
+            {"type": "array", "items": {"anyOf": [_STRING, _PART]}},
+            {"type": "null"},
         ],
     },
-    "name": {"type": ["string", "null"], "description": "The tool name, for tool messages."},
-    "tool_call_id": {"type": ["string", "null"]},
+    "name": {**_STRING_OR_NULL, "description": "The tool name, for tool messages."},
+    "tool_call_id": _STRING_OR_NULL,
     "artifact": {
         "description": "Any JSON, kept as written; an object loses the reserved evidence keys in an "
         "untrusted import, and anything else carries no evidence.",
@@ -65,6 +76,7 @@ _FIELDS: dict[str, Any] = {
 
 _PLAIN: dict[str, Any] = {
     "title": "PlainMessage",
+    "propertyNames": KEYS,
     "type": "object",
     "description": 'A plain message: {"type": "human", "content": ...}.',
     "properties": {"type": {"enum": TYPE_NAMES}, **_FIELDS},
@@ -73,17 +85,19 @@ _PLAIN: dict[str, Any] = {
 
 _WRAPPED: dict[str, Any] = {
     "title": "WrappedMessage",
+    "propertyNames": KEYS,
     "type": "object",
     "description": 'The messages_to_dict wrapper: {"type": "human", "data": {"content": ...}}.',
     "properties": {
         "type": {"enum": TYPE_NAMES},
-        "data": {"type": "object", "properties": _FIELDS},
+        "data": {"type": "object", "propertyNames": KEYS, "properties": _FIELDS},
     },
     "required": ["type", "data"],
 }
 
 _CONSTRUCTOR: dict[str, Any] = {
     "title": "ConstructorMessage",
+    "propertyNames": KEYS,
     "type": "object",
     "description": (
         'The lc constructor form: {"lc": 1, "type": "constructor", "id": [..., "ToolMessage"], '
@@ -92,14 +106,15 @@ _CONSTRUCTOR: dict[str, Any] = {
     "properties": {
         "lc": {"const": 1},
         "type": {"const": "constructor"},
-        "id": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-        "kwargs": {"type": "object", "properties": _FIELDS},
+        "id": {"type": "array", "minItems": 1, "items": _STRING},
+        "kwargs": {"type": "object", "propertyNames": KEYS, "properties": _FIELDS},
     },
     "required": ["lc", "type", "id"],
 }
 
 _ROLE: dict[str, Any] = {
     "title": "RoleMessage",
+    "propertyNames": KEYS,
     "type": "object",
     "description": (
         'An OpenAI or Anthropic chat message: {"role": "user" | "assistant" | "system" | "tool", '
@@ -110,11 +125,11 @@ _ROLE: dict[str, Any] = {
         "content": {
             "description": "A string, a list of content parts, or null (an assistant message that "
             "only calls tools).",
-            "anyOf": [*_FIELDS["content"]["anyOf"], {"type": "null"}],
+            "anyOf": _FIELDS["content"]["anyOf"],
         },
         "tool_calls": _TOOL_CALLS,
-        "tool_call_id": {"type": ["string", "null"]},
-        "name": {"type": ["string", "null"]},
+        "tool_call_id": _STRING_OR_NULL,
+        "name": _STRING_OR_NULL,
     },
     "required": ["role"],
 }

@@ -15,12 +15,13 @@ from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
-from pydantic import BaseModel
+from ninja import Field, Query, Router, Schema, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
+from knowledgeweb.api.text import NonBlankText, StorableInput, Text
+from knowledgeweb.bindings.choices import BindingTool
 from knowledgeweb.providers.errors import ProviderErrorCode
-from knowledgeweb.providers.registry import all_query_modes
+from knowledgeweb.providers.registry import all_query_modes, provider_specs
 from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 
@@ -28,11 +29,29 @@ router = Router(tags=["knowledge"])
 
 #: Every query mode a provider offers (the registry's); a binding's own are checked by the service.
 QUERY_MODES = all_query_modes()
+#: The retrieval tools a binding can offer: the only values ``tool`` takes.
+TOOLS = tuple(BindingTool.values)
 
 
-class Input(BaseModel):
-    """Request bodies are plain pydantic: only a JSON object validates (ninja's ``Schema``
-    would read attributes off any value, a bare JSON string included)."""
+def _modes_by_provider() -> str:
+    """The modes each provider's tools take, from the registry, for the schema's description."""
+    lines = []
+    without = []
+    for spec in provider_specs():
+        if spec.modes is None:
+            without.append(spec.label)
+            continue
+        tools = "; ".join(
+            f"{tool}: {', '.join(modes)} (default {spec.modes.default_modes.get(tool, 'none')})"
+            for tool, modes in spec.modes.tool_modes.items()
+        )
+        lines.append(f"{spec.label}: {tools}.")
+    if without:
+        lines.append(f"{', '.join(without)}: no modes; a search naming one answers 422 mode_not_supported.")
+    return " ".join(lines)
+
+
+Input = StorableInput
 
 
 class ErrorOut(Schema):
@@ -83,14 +102,18 @@ class CapabilityOut(Schema):
     )
 
 
+class CapabilitiesQuery(Schema):
+    agent_name: Text = Field("", max_length=100, description="The agent whose bindings to list.")
+
+
 class CapabilitiesOut(Schema):
     agent_name: str
     tools: list[CapabilityOut]
 
 
 class DatasetSelectionIn(Input):
-    dataset_id: str = Field(min_length=1, max_length=256)
-    document_ids: list[str] = Field(
+    dataset_id: Text = Field(min_length=1, max_length=256)
+    document_ids: list[Text] = Field(
         default_factory=list, description="Empty: the whole dataset. At most 1000 documents in all."
     )
 
@@ -100,10 +123,12 @@ class ScopeSelectionIn(Input):
 
 
 class SearchIn(Input):
-    tool: str = Field(description="knowledge_search or entity_relations_search (LightRAG only).")
-    query: str = Field(min_length=1, description="What to search for; blank queries are refused.")
-    agent_name: str = Field(default="", max_length=100)
-    binding: str | None = Field(
+    tool: Literal[TOOLS] = Field(  # type: ignore[valid-type]
+        description="knowledge_search or entity_relations_search (LightRAG only)."
+    )
+    query: NonBlankText = Field(min_length=1, description="What to search for; blank queries are refused.")
+    agent_name: Text = Field(default="", max_length=100)
+    binding: Text | None = Field(
         default=None,
         description="The binding to use. Needed when several of your bindings offer the tool: "
         "one request uses exactly one binding, so selections never mix providers.",
@@ -118,10 +143,9 @@ class SearchIn(Input):
     )
     mode: Literal[QUERY_MODES] | None = Field(  # type: ignore[valid-type]
         default=None,
-        description="LightRAG only: the query mode, one of the binding's allowed modes (see "
-        "/knowledge/capabilities). Omitted: the binding's default (without one, mix for "
-        "knowledge_search and hybrid for entity_relations_search). A mode the binding does not "
-        "allow answers 422 and nothing is sent upstream. bypass is not offered: it retrieves nothing.",
+        description="The query mode, one of the binding's allowed modes (see /knowledge/capabilities). "
+        "Omitted: the binding's default, else the provider's. A mode the binding does not allow "
+        "answers 422 mode_not_allowed and nothing is sent upstream. By provider: " + _modes_by_provider(),
     )
 
 
@@ -156,11 +180,11 @@ _ERRORS: dict[int, Any] = {
     response={200: CapabilitiesOut, **_AUTH_ERRORS, 422: ErrorOut},
     summary="Tools you may use",
 )
-def capabilities(request: HttpRequest, agent_name: str = "") -> CapabilitiesOut:
+def capabilities(request: HttpRequest, query: Query[CapabilitiesQuery]) -> CapabilitiesOut:
     """Each tool you may run as ``agent_name``, per binding, with its capability operations."""
-    offered = retrieval_capabilities(user=request_user(request), agent_name=agent_name)
+    offered = retrieval_capabilities(user=request_user(request), agent_name=query.agent_name)
     return CapabilitiesOut(
-        agent_name=agent_name,
+        agent_name=query.agent_name,
         tools=[
             CapabilityOut(
                 binding=c.binding,

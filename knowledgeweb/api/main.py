@@ -48,6 +48,7 @@ from knowledgeweb.errors import DomainError
 from knowledgeweb.ops.apierrors import code_for
 from knowledgeweb.ops.database import log_unavailable, unavailable_kind, unavailable_response
 from knowledgeweb.ops.ratelimit import RateLimited
+from knowledgeweb.threads.text import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -60,15 +61,48 @@ class KnowledgewebAPI(NinjaAPI):
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
                 if isinstance(operation, dict) and "responses" in operation:
-                    operation["responses"].setdefault("429", _RATE_LIMITED_RESPONSE)
+                    operation["responses"] = _with_rate_limit(operation["responses"])
+        _link_new_threads(schema.get("paths", {}))
         return schema
+
+
+def _link_new_threads(paths: dict[str, Any]) -> None:
+    """OpenAPI links from the operations that create a thread to every operation on one, so a
+    client generator (or a stateful test) knows where a new thread's ``id`` goes."""
+    users = {
+        operation["operationId"]: {
+            "operationId": operation["operationId"],
+            "parameters": {"thread_id": "$response.body#/id"},
+        }
+        for route, operations in paths.items()
+        if "{thread_id}" in route
+        for operation in operations.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    for route in ("/threads", "/threads/import"):
+        for prefix in ("", "/api"):
+            created = paths.get(prefix + route, {}).get("post", {}).get("responses", {}).get("201")
+            if created is not None:
+                created["links"] = users
+
+
+def _with_rate_limit(responses: dict[Any, Any]) -> dict[str, Any]:
+    # Status keys as strings, once each: ninja writes an operation's own as numbers, and a
+    # number and a string of the same status would be one duplicated key in the JSON text.
+    keyed = {str(status): response for status, response in responses.items()}
+    own = keyed.get("429")
+    if own is None:
+        keyed["429"] = _RATE_LIMITED_RESPONSE
+    else:
+        keyed["429"] = {**own, "headers": _RATE_LIMITED_RESPONSE["headers"]}
+    return keyed
 
 
 _RATE_LIMITED_RESPONSE = {
     "description": (
-        "Too many requests: searches per token, or failed token checks per client address "
-        "(then every token check from that address). Limits come from the environment "
-        "(README, 'Serving in production')."
+        "Too many requests: searches, questions or writes per token (or session user), or "
+        "failed token checks per client address (a valid token is always accepted). Limits "
+        "come from the environment (README, 'Limits')."
     ),
     "headers": {
         "Retry-After": {
@@ -220,7 +254,13 @@ def _problem(error: dict[str, object]) -> str:
         # ("body", "payload", "type"): the parameter's name means nothing to the caller.
         del loc[1]
     message = str(error.get("msg", "invalid"))
-    return f"{'.'.join(str(part) for part in loc)}: {message}" if loc else message
+    return f"{'.'.join(_printable(part) for part in loc)}: {message}" if loc else message
+
+
+def _printable(part: object) -> str:
+    # A refused object key is part of the location: never echo its NUL or surrogate.
+    text = str(part)
+    return json.dumps(text) if text_problem(text) is not None else text
 
 
 def _as_list(value: object) -> list[object]:

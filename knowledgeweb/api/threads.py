@@ -15,14 +15,22 @@ from uuid import UUID
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError, ValidationError
-from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema, field_validator
+from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator
 from pydantic import ValidationError as PydanticValidationError
-from typing_extensions import TypeAliasType
 
-from knowledgeweb.api.auth import request_user
-from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA
+from knowledgeweb.api.auth import rate_limit, request_user
+from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA, KEYS
+from knowledgeweb.api.text import (
+    NO_NUL_PATTERN,
+    JsonObject,
+    StorableInput,
+    Text,
+    json_path,
+    json_text_problem,
+    storable,
+)
 from knowledgeweb.knowledge import Evidence
-from knowledgeweb.threads.errors import MessageInvalidError
+from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
@@ -52,30 +60,7 @@ class ErrorOut(Schema):
     detail: str
 
 
-def _no_nul(value: str) -> str:
-    if "\x00" in value:
-        raise ValueError("must not contain a NUL character (U+0000), which cannot be stored")
-    return value
-
-
-# PostgreSQL can store no U+0000 in text or jsonb, so no text field accepts it; the
-# pattern documents that in the schema, the validator enforces it with a clear message.
-_NO_NUL_PATTERN = "^[^\\x00]*$"
-Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": _NO_NUL_PATTERN})]
-# Keys are documented by patternProperties; no other key is allowed.
-JsonObject = Annotated[dict[Text, "JsonValue"], Field(json_schema_extra={"additionalProperties": False})]
-JsonValue = TypeAliasType(
-    "JsonValue",
-    "Text | int | float | bool | list[JsonValue] | JsonObject | None",
-)
-
-
-class Input(BaseModel):
-    """Base of request bodies: plain pydantic, so only a JSON object validates.
-
-    (ninja's ``Schema`` reads attributes off any object: a JSON string body
-    ``"abc"`` would pass as ``{"title": "Abc"}`` via ``str.title``.)
-    """
+Input = StorableInput
 
 
 class ThreadIn(Input):
@@ -115,6 +100,11 @@ class MessageIn(Input):
     @field_validator("content", mode="before")
     @classmethod
     def _join_parts(cls, value: Any) -> str:
+        # Parts are joined before their schema sees them: their every key and string first.
+        found = json_text_problem(value) if isinstance(value, list) else None
+        if found is not None:
+            path, problem = found
+            raise ValueError(f"{json_path(('part', *path))} {problem}")
         try:
             return content_text(value)
         except MessageInvalidError as exc:
@@ -169,8 +159,8 @@ class ImportIn(Input):
         Annotated[
             str,
             Field(min_length=1, max_length=200),
-            AfterValidator(_no_nul),
-            Field(json_schema_extra={"pattern": _NO_NUL_PATTERN}),
+            AfterValidator(storable),
+            Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
         ]
         | None
     ) = Field(default=None, description="Default: the first human message's text.")
@@ -182,9 +172,11 @@ class ImportIn(Input):
 
 
 def _import_body_schema() -> dict[str, Any]:
-    thread = ImportIn.model_json_schema()
+    # Its definitions (JsonValue) are the document's components, where MessageIn puts them too.
+    thread = ImportIn.model_json_schema(ref_template="#/components/schemas/{model}")
+    thread.pop("$defs", None)
     thread["title"] = "Messages with a title"
-    any_object = {"type": "object", "additionalProperties": True}
+    any_object = {"type": "object", "propertyNames": KEYS, "additionalProperties": True}
     return {
         "description": IMPORT_BODIES_DOC,
         "anyOf": [
@@ -197,10 +189,16 @@ def _import_body_schema() -> dict[str, Any]:
             {
                 "title": "A LangGraph Platform thread state",
                 "type": "object",
+                "propertyNames": KEYS,
                 "properties": {"values": any_object},
                 "required": ["values"],
             },
-            {"title": "A LangServe response", "type": "object", "required": ["output"]},
+            {
+                "title": "A LangServe response",
+                "type": "object",
+                "propertyNames": KEYS,
+                "required": ["output"],
+            },
         ],
     }
 
@@ -253,7 +251,7 @@ class ThreadListQuery(Schema):
         pattern=f"{CURSOR_PATTERN}|^$",
         description="The `X-Next-Cursor` of the previous page; empty for the first page.",
     )
-    q: str = Field(
+    q: Text = Field(
         "",
         max_length=MAX_SEARCH_CHARS,
         description="Case-insensitive text to find in the title or in any human, AI or system message.",
@@ -344,6 +342,8 @@ def list_threads(
 
 @router.post("", response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS}, summary="Create a thread")
 def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
+    """Counts against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``)."""
+    rate_limit(request, "write")
     thread = thread_create(owner=request_user(request), title=payload.title, agent_name=payload.agent_name)
     return Status(201, _thread_out(thread, 0))
 
@@ -371,8 +371,11 @@ def import_thread(request: HttpRequest) -> Status[ThreadOut]:
     is kept as written and carries no evidence. It is all or nothing: an invalid
     message answers 422 naming it by its 1-based position and nothing is written.
     Bodies over 2 MiB answer 413; a human, AI or system message holds at most
-    40,000 characters.
+    40,000 characters. An import past a thread or user quota answers 413 before any
+    message is rendered. Each import counts once against your write limit
+    (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``, checked before the body is read).
     """
+    rate_limit(request, "write")
     # The body is read here rather than by a schema so that an error can name the message it is
     # about ("message 57: ...") and, for a body of no known shape, say what was found.
     body = _json_body(request)
@@ -382,8 +385,25 @@ def import_thread(request: HttpRequest) -> Status[ThreadOut]:
         except PydanticValidationError as exc:
             errors = [{**e, "loc": ("body", "payload", *e["loc"])} for e in exc.errors(include_url=False)]
             raise ValidationError(errors) from exc
+    _refuse_unstorable_text(body)
     thread = thread_import_body(owner=request_user(request), body=body)
     return Status(201, _thread_out(thread, thread.message_count))
+
+
+def _refuse_unstorable_text(body: Any) -> None:
+    # Every string and key of the body, ignored keys too: nothing a database cannot store is
+    # read any further (422, nothing written). A message is named by its 1-based position.
+    found = json_text_problem(body)
+    if found is None:
+        return
+    path, problem = found
+    if isinstance(body, dict) and path[:1] == ("messages",) and len(path) >= 2:
+        path = path[1:]
+    elif not isinstance(body, list):
+        raise ThreadInvalidError(f"{json_path(('body', *path))} {problem}")
+    position, rest = path[0], path[1:]
+    where = f"{json_path(rest)} " if rest else ""
+    raise MessageInvalidError(f"{where}{problem}", position=int(position) + 1)
 
 
 def _json_body(request: HttpRequest) -> Any:
@@ -426,7 +446,9 @@ def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) ->
     A human, AI or system message holds at most 40,000 characters (422 beyond).
 
     Evidence is only ever written by server-side retrieval (``POST /api/knowledge/search``).
+    Appends count against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``).
     """
+    rate_limit(request, "write")
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
     message = message_append(
         thread=thread,

@@ -290,8 +290,16 @@ def _page_text(page: pypdf.PageObject) -> str:
         text = page.extract_text(extraction_mode="layout")
     except Exception:  # pypdf's layout engine fails on some valid files
         text = page.extract_text()
-    # NUL can appear in badly encoded PDF text and cannot be stored by PostgreSQL.
-    return "\n".join(" ".join(line.split()) for line in text.replace("\x00", "").splitlines())
+    return "\n".join(" ".join(line.split()) for line in _storable(text).splitlines())
+
+
+# NUL can appear in badly encoded PDF text and PostgreSQL cannot store it; a font's
+# ToUnicode map can name an unpaired surrogate, which no database driver can encode.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    return _UNSTORABLE.sub("", text)
 
 
 def _extract_pdf(path: PurePath, data: bytes) -> ExtractedDocument:
@@ -314,6 +322,6 @@ def _extract_pdf(path: PurePath, data: bytes) -> ExtractedDocument:
         except Exception as exc:
             raise ExtractionError(f"the PDF cannot be read ({type(exc).__name__}: {exc})") from exc
     return ExtractedDocument(
-        title=_title_or_name(str(metadata_title).replace("\x00", ""), path),
+        title=_title_or_name(_storable(str(metadata_title)), path),
         sections=_require_text(sections),
     )

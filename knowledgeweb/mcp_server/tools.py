@@ -23,10 +23,12 @@ from uuid import UUID
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
+from ninja.errors import ValidationError as NinjaValidationError
 from pydantic import BaseModel, Field, ValidationError
 
 from knowledgeweb.api.knowledge import SearchIn, SearchOut, search_run
 from knowledgeweb.api.main import api
+from knowledgeweb.api.text import StorableInput, Text, storable
 from knowledgeweb.api.threads import (
     CitationReportOut,
     MessageIn,
@@ -71,8 +73,8 @@ class ToolSpec:
     open_world: bool = False
 
 
-class Arguments(BaseModel):
-    """Tool arguments: plain pydantic, like the API's request bodies."""
+class Arguments(StorableInput):
+    """Tool arguments: plain pydantic, like the API's request bodies (no NUL, no surrogate)."""
 
 
 class ThreadArguments(Arguments):
@@ -80,7 +82,7 @@ class ThreadArguments(Arguments):
 
 
 class AnswerArguments(ThreadArguments):
-    content: str = Field(
+    content: Text = Field(
         description="Your answer in Markdown. Cite a source with the exact link a search in this "
         "thread gave for it, e.g. [citation:Guide](#knowledge-source-...)."
     )
@@ -199,14 +201,27 @@ TOOLS: tuple[ToolSpec, ...] = (
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
+def _check_agent_name(agent_name: str) -> None:
+    # The agent name comes from the host (a header, clientInfo, the environment), not from the
+    # arguments; it names bindings in queries, so it is held to the same rule as every string.
+    try:
+        storable(agent_name)
+    except ValueError as exc:
+        error = {"type": "value_error", "loc": ("agent_name",), "msg": f"Value error, {exc}"}
+        raise NinjaValidationError([error]) from exc
+
+
 def tool_call(*, caller: Callable[[], Caller], name: str, arguments: Mapping[str, Any]) -> ToolResult:
     """Run the tool ``name`` for whoever ``caller()`` names, in the API's order of checks:
     the token, the rate limit, the body cap, the arguments, then the service."""
     spec = TOOLS_BY_NAME[name]
     try:
         who = caller()
+        _check_agent_name(who.agent_name)
         limits.tool_call_check(caller=who, tool=name)
-        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        # surrogatepass: an unpaired surrogate is measured here and refused by the schema below.
+        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        size = len(text.encode("utf-8", "surrogatepass"))
         if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             raise RequestDataTooBig(f"Tool arguments of {size} bytes.")
         return spec.run(who, arguments)

@@ -2,7 +2,9 @@
 
 Every write path (the API's append and import, ``import_thread``, Ask, retrieval's
 tool messages, and any later one) goes through ``message_append`` or
-``thread_import``, and both admit their writes here, inside their transaction:
+``thread_import``, and both admit their writes here, inside their transaction
+(an import is also checked from its count and size before it renders anything,
+``import_precheck``, so an import no quota admits is refused cheaply):
 
 1. the owner's user row is locked, then the thread row (always in that order, so
    two writers never deadlock); on PostgreSQL this serializes one user's writes,
@@ -114,6 +116,33 @@ def quota_precheck(*, owner_id: int, thread: Thread | None = None, new_thread: b
         raise _refusal(
             "user_bytes",
             f"your threads already hold {_user_bytes(owner_id)} bytes; the limit is {limits.user_bytes} bytes",
+        )
+
+
+def import_precheck(*, owner_id: int, count: int, nbytes: int = 0) -> None:
+    """Refuse, without locking, an import of ``count`` messages and ``nbytes`` into a new thread
+    that no quota could admit: called before the import renders anything, so a refused import
+    costs a count and a sum, not a render of every message. The write is still admitted under
+    the locks (``thread_admit``, ``messages_admit``)."""
+    limits = quotas()
+    if count > limits.thread_messages:
+        raise _refusal(
+            "thread_messages",
+            f"the import holds {count} messages; the limit is {limits.thread_messages}",
+        )
+    if nbytes > limits.thread_bytes:
+        raise _refusal(
+            "thread_bytes", f"the import holds {nbytes} bytes; the limit is {limits.thread_bytes} bytes"
+        )
+    owned = Thread.objects.filter(owner_id=owner_id).count()
+    if owned + 1 > limits.user_threads:
+        raise _refusal("user_threads", f"you already own {owned} threads; the limit is {limits.user_threads}")
+    total = _user_bytes(owner_id)
+    if total + nbytes > limits.user_bytes:
+        raise _refusal(
+            "user_bytes",
+            f"your threads hold {total} bytes and would hold {total + nbytes}; "
+            f"the limit is {limits.user_bytes} bytes",
         )
 
 

@@ -52,6 +52,11 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
+def text_problem(text: str) -> str | None:
+    """Why no database stores ``text`` ("contains a NUL character ..."), or None when it can."""
+    return _text_problem(text)
+
+
 def _text_problem(text: str) -> str | None:
     found = _UNSTORABLE_CHARACTER.search(text)
     if found is None:

@@ -331,7 +331,7 @@ def test_the_openapi_docs_are_served(client: Client) -> None:
         ),
         (
             {"type": "tool", "content": "c", "artifact": {"k": {"\u0000": 1}}},
-            "body.artifact.k.\u0000: Value error, must not contain a NUL",
+            'body.artifact.k."\\u0000": Value error, must not contain a NUL',
         ),
     ],
 )
@@ -363,21 +363,35 @@ def test_a_nul_character_in_an_import_names_the_message_and_writes_nothing(api_c
 
 
 @pytest.mark.parametrize(
-    ("raw", "detail"),
+    ("raw", "detail", "imported_detail"),
     [
-        ('{"type": "human", "content": "clef \\ud834"}', "content contains an unpaired surrogate (U+D834)"),
-        ('{"type": "tool", "content": "c", "artifact": {"\\udc00": 1}}', "artifact contains an unpaired"),
-        ('{"type": "tool", "content": "c", "artifact": {"score": NaN}}', "artifact holds NaN"),
-        ('{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}', "artifact holds -Infinity"),
-        ('{"type": "tool", "content": "c", "artifact": {"score": 1e400}}', "artifact holds Infinity"),
+        (
+            '{"type": "human", "content": "clef \\ud834"}',
+            "body.content: Value error, must not contain an unpaired surrogate (U+D834)",
+            "content contains an unpaired surrogate (U+D834)",
+        ),
+        (
+            '{"type": "tool", "content": "c", "artifact": {"\\udc00": 1}}',
+            # pydantic reports the key itself as replacement characters; it is never echoed.
+            "Value error, must not contain an unpaired surrogate (U+DC00)",
+            "artifact has a key that contains an unpaired surrogate (U+DC00)",
+        ),
+        ('{"type": "tool", "content": "c", "artifact": {"score": NaN}}', "artifact holds NaN", None),
+        (
+            '{"type": "tool", "content": "c", "artifact": {"score": [-Infinity]}}',
+            "artifact holds -Infinity",
+            None,
+        ),
+        ('{"type": "tool", "content": "c", "artifact": {"score": 1e400}}', "artifact holds Infinity", None),
         (
             '{"type": "tool", "content": "c", "artifact": {"a": ' + "[" * 300 + "]" * 300 + "}}",
             "artifact is nested deeper than 100 levels.",
+            None,
         ),
     ],
 )
 def test_text_or_numbers_no_database_stores_answer_422_and_write_nothing(
-    api_client: Client, thread: Thread, raw: str, detail: str
+    api_client: Client, thread: Thread, raw: str, detail: str, imported_detail: str | None
 ) -> None:
     # Python's JSON parser accepts these; the drivers or the JSON columns would not.
     response = api_client.post(f"/api/threads/{thread.id}/messages", raw, content_type="application/json")
@@ -387,7 +401,7 @@ def test_text_or_numbers_no_database_stores_answer_422_and_write_nothing(
         "/api/threads/import", f'{{"title": "t", "messages": [{raw}]}}', content_type="application/json"
     )
     assert imported.status_code == 422
-    assert imported.json()["detail"].startswith(f"message 1: {detail}")
+    assert imported.json()["detail"].startswith(f"message 1: {imported_detail or detail}")
     assert (Thread.objects.count(), Message.objects.count()) == (1, 0)
 
 

@@ -35,13 +35,14 @@ def limit(settings: Any, scope: str, count: int) -> None:
 
 def assert_limited(response: Any) -> dict[str, Any]:
     assert response.status_code == 429, response.content[:300]
-    assert 1 <= int(response["Retry-After"]) <= HOUR
+    # A sliding window: the wait may reach into the next window (docs/decisions.md).
+    assert 1 <= int(response["Retry-After"]) <= 2 * HOUR
     body = response.json()
     assert body["code"] == "rate_limited"
     return dict(body)
 
 
-def test_failed_token_checks_are_limited_per_address_then_every_token_check_answers_429(
+def test_failed_token_checks_are_limited_per_address_and_a_valid_token_is_always_accepted(
     settings: Any, api_token: str
 ) -> None:
     limit(settings, "token_failure", 3)
@@ -49,11 +50,28 @@ def test_failed_token_checks_are_limited_per_address_then_every_token_check_answ
     assert [wrong.get("/api/threads").status_code for _ in range(3)] == [401, 401, 401]
     body = assert_limited(wrong.get("/api/threads"))
     assert body["detail"].startswith("Too many failed token checks from your address: try again in ")
-    # The right token from the same address waits too: that is what stops guessing.
-    assert_limited(Client(HTTP_AUTHORIZATION=f"Bearer {api_token}").get("/api/threads"))
-    # Another address is not affected.
-    other = Client(HTTP_AUTHORIZATION=f"Bearer {api_token}", REMOTE_ADDR="10.1.2.3")
-    assert other.get("/api/threads").status_code == 200
+    # A valid token from the same address is never refused for others' failures: behind a
+    # proxy with no trusted hops every client shares one address (issue 22, defect 8).
+    right = Client(HTTP_AUTHORIZATION=f"Bearer {api_token}")
+    assert [right.get("/api/threads").status_code for _ in range(3)] == [200, 200, 200]
+    # ...and wrong tokens from that address are still refused.
+    assert_limited(wrong.get("/api/threads"))
+
+
+def test_a_flood_of_wrong_tokens_that_share_a_valid_tokens_prefix_locks_nobody_out(
+    settings: Any, api_token: str
+) -> None:
+    # The public prefix of a token is not a key of any limit: forging it costs its owner nothing.
+    limit(settings, "token_failure", 2)
+    forged = api_token[:12] + "x" * (len(api_token) - 12)
+    statuses = [
+        Client(HTTP_AUTHORIZATION=f"Bearer {forged}", REMOTE_ADDR=f"10.0.0.{n}")
+        .get("/api/threads")
+        .status_code
+        for n in range(1, 6)
+    ]
+    assert statuses == [401] * 5
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {api_token}").get("/api/threads").status_code == 200
 
 
 def test_successful_token_checks_are_not_counted(settings: Any, api_client: Client) -> None:

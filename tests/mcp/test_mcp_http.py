@@ -240,3 +240,23 @@ def test_a_session_opened_by_one_user_is_not_found_for_another(
     assert as_bob.json()["error"]["message"] == "Session not found"
     assert as_alice.status_code == 200
     assert len(as_alice.json()["result"]["tools"]) == 5
+
+
+def test_a_valid_token_is_accepted_after_wrong_ones_used_up_the_addresss_failures(
+    setup: Setup, shared_db: SharedDatabase, tmp_path: Path
+) -> None:
+    # Issue 22, defect 8: wrong tokens from an address locked every token user there out.
+    statuses: list[int] = []
+    with http_server(shared_db, tmp_path / "server.log", RATE_LIMIT_TOKEN_FAILURES="2/hour") as server:
+
+        def post(token: str, title: str) -> int:
+            base, body = _create_thread_request(title)
+            headers = {**base, "Authorization": f"Bearer {token}"}
+            return httpx.post(timeout=TIMEOUT, url=server.url, headers=headers, content=body).status_code
+
+        statuses = [post("kwt_not-a-token", f"forged {n}") for n in range(3)]
+        statuses.append(post(setup.alice_token, "from alice"))
+        statuses.append(post("kwt_not-a-token", "forged again"))
+
+    assert statuses == [401, 401, 429, 200, 429]
+    assert list(Thread.objects.values_list("title", flat=True)) == ["from alice"]

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.models import Message, MessageType, Thread
-from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
+from knowledgeweb.threads.quotas import import_precheck, message_size, messages_admit, tallies_add
 from knowledgeweb.threads.services.messages import message_build
 from knowledgeweb.threads.services.renders import renders_prepare, renders_store
 from knowledgeweb.threads.services.threads import thread_create
@@ -83,6 +83,8 @@ def thread_import(
             f"an import holds at most {MAX_IMPORT_MESSAGES} messages, not {len(read)} "
             "(tool results count as messages of their own)."
         )
+    # Quotas first from the count, then (below) from the size, before anything is rendered.
+    import_precheck(owner_id=owner.pk, count=len(read))
     read = _name_tool_messages(read)
     if title is None:
         title = derived_title(read)
@@ -112,6 +114,7 @@ def thread_import(
         message_size(content=m.content, artifact=m.artifact, tool_calls=m.tool_calls, parts=m.parts)
         for m in built
     )
+    import_precheck(owner_id=owner.pk, count=len(built), nbytes=size)
     renderings = renders_prepare(built)  # rendered before the write, like an append
     with transaction.atomic():
         thread = thread_create(owner=owner, title=title, agent_name=agent_name)
