@@ -8,8 +8,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The scale path: PostgreSQL on this machine, when one answers.
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/knowledgeweb
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
+# pytest-xdist workers for the tests that share no process state: one per CPU of the 2-core
+# machine the targets are measured on (`make test-fast PYTEST_WORKERS=auto` takes every CPU).
+# Plain `load` scheduling: the scope-based ones key tests by node id, and schemathesis gives
+# all its generated tests one id, so they would silently run one of eleven.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS)
 
-.PHONY: install lock run serve serve-preflight loadtest test lint typecheck pytest pytest-postgres chromium bench clean lightrag-cache
+.PHONY: install lock run serve serve-preflight loadtest test test-fast lint typecheck pytest pytest-postgres chromium bench bench-docs clean lightrag-cache
 
 # Every machine installs the same versions: the lock pins each package (with its hashes) that
 # pyproject.toml's ranges resolve to; `make lock` refreshes it after a dependency change.
@@ -76,8 +82,13 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Every test, as before, in three runs: everything that shares no process state under
+# pytest-xdist; the real LightRAG tests in one process (one lightrag-server per run); the
+# browser tests last, in a process of their own (Playwright's event loop, tests/conftest.py).
 pytest: install chromium
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST) -m "not e2e and not real_lightrag"
+	$(BIN)/pytest -m real_lightrag
+	$(BIN)/pytest -m e2e
 
 # Runs the database-dependent suites again on the scale path when its servers answer:
 # PostgreSQL, and Redis as the shared cache (a database of its own, emptied by the suite).
@@ -88,18 +99,34 @@ pytest-postgres: install
 		if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 6379), 2)" 2>/dev/null; then \
 			cache=$(REDIS_TEST_URL); fi; \
 		echo "PostgreSQL reachable: running the database suites on it (cache: $$cache)."; \
-		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest tests/integration tests/mcp; \
+		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest $(XDIST) -m postgres; \
 	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
 
 test: lint typecheck pytest pytest-postgres
+
+# The fast loop (README, "Set-up"): ruff, mypy, and the unit and integration tests on SQLite
+# under pytest-xdist, without the tiers (browser, real LightRAG, MCP processes, live) and the
+# `slow` tests; it prints how many it ran and fails below 90% (tests/tiers.py).
+test-fast: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	env -u DATABASE_URL -u CACHE_URL $(BIN)/pytest --fast $(XDIST) tests/unit tests/integration
 
 # Builds (or verifies) the real-LightRAG tests' cache ahead, e.g. before going offline; the
 # tests' own fixture does the same on first use (README, "The real LightRAG server in the tests").
 lightrag-cache: install
 	$(BIN)/python -m tests.lightrag_real.installation
 
+# Every benchmark, then one table of every target; exits non-zero when a target is missed or
+# a bench could not measure (bench/run.py).
 bench: install
 	$(BIN)/python bench/run.py
+
+# The same, writing the table into docs/performance.md stamped with the commit, the date, the
+# CPU count and the load average (the README's "Performance" links to it).
+bench-docs: install
+	$(BIN)/python bench/run.py --write-docs docs/performance.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -6,8 +6,8 @@ Every question of ``tests/ask_labelled_set.py`` is asked through ``question_answ
 over the demo corpus (``sample_corpus/documents`` in the local index), as the Ask page
 asks it. Abstention is the positive class: precision is the share of abstentions that
 were right (the question is unanswerable), recall the share of unanswerable questions
-it abstained on. Counts only, no timing. Prints one verdict line per figure and exits
-non-zero when either misses its target.
+it abstained on. Counts only, no timing. Prints one verdict line per figure (bench/harness.py) and
+exits non-zero when either misses its target.
 """
 
 from __future__ import annotations
@@ -17,17 +17,10 @@ import sys
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import ROOT, setup_django
+from bench.harness import ROOT, finish, setup_django, verdict
 
 #: Issue 23: both at least 0.9.
 TARGET = 0.9
-
-
-def verdict(label: str, measured: float, target: float) -> bool:
-    """One line: name, measured, target, met or MISSED (higher is better)."""
-    met = measured >= target
-    print(f"  {label:<58} {measured:10.3f}   target >= {target:g}: {'met' if met else 'MISSED'}")
-    return met
 
 
 def main() -> int:
@@ -61,9 +54,9 @@ def main() -> int:
     ):
         for question in questions:
             print(f"    {label}: {question}")
-    met = verdict("abstention precision (labelled set)", result.precision, TARGET)
-    met = verdict("abstention recall (labelled set)", result.recall, TARGET) and met
-    return 0 if met else 1
+    verdict("abstention: precision on the labelled set", result.precision, TARGET, compare=">=")
+    verdict("abstention: recall on the labelled set", result.recall, TARGET, compare=">=")
+    return finish()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 REPEAT = 5
@@ -80,14 +81,85 @@ def show_time(label: str, seconds: float, *, repeat: int = REPEAT) -> None:
     print(f"  {label:<58} {seconds * 1000:10.2f} ms (median of {repeat})")
 
 
+# ---- verdicts ------------------------------------------------------------------------------
+#
+# Every target a bench checks prints ONE verdict line in this format, and nothing else prints
+# "met" or "MISSED"; bench/run.py reads these lines back and ends with one table of them all.
+#
+#     [verdict] MISSED | 800 messages: warm view / floor | 0.138 | <= 0.05
+#
+# A bench exits 0 when every target is met, MISSED_EXIT when it measured and missed one, and
+# anything else (an exception: 1) when it could not measure.
+
+VERDICT_TAG = "[verdict]"
+MISSED_EXIT = 3
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "<=": lambda measured, target: measured <= target,
+    ">=": lambda measured, target: measured >= target,
+    "==": lambda measured, target: measured == target,
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    measured: str
+    target: str
+    met: bool
+
+    def line(self) -> str:
+        return (
+            f"{VERDICT_TAG} {'met' if self.met else 'MISSED'} | {self.name} | {self.measured} | {self.target}"
+        )
+
+
+_verdicts: list[Verdict] = []
+
+
+def verdict(
+    name: str, measured: float, target: float, *, compare: str = "<=", unit: str = "", digits: int = 3
+) -> bool:
+    """Print the verdict line of one target (lower is better unless ``compare`` says otherwise)."""
+    if "|" in name:
+        raise ValueError(f"a verdict's name may not hold '|': {name!r}")
+    met = _COMPARE[compare](measured, target)
+    shown = f"{measured:.{digits}f}{unit}" if isinstance(measured, float) else f"{measured}{unit}"
+    result = Verdict(name=name, measured=shown, target=f"{compare} {target:g}{unit}", met=met)
+    _verdicts.append(result)
+    print(result.line(), flush=True)
+    return met
+
+
+def finish() -> int:
+    """The bench's exit code: 0 when every target printed is met, MISSED_EXIT otherwise."""
+    missed = [v for v in _verdicts if not v.met]
+    if not _verdicts:
+        print("no target was measured")
+        return 1
+    print(f"{len(_verdicts)} targets: {len(_verdicts) - len(missed)} met, {len(missed)} MISSED")
+    return MISSED_EXIT if missed else 0
+
+
+def parse_verdict(line: str) -> Verdict | None:
+    """The verdict a line printed by ``verdict`` holds, or None for any other line."""
+    if not line.startswith(VERDICT_TAG + " "):
+        return None
+    parts = [part.strip() for part in line[len(VERDICT_TAG) + 1 :].split("|")]
+    if len(parts) != 4 or parts[0] not in {"met", "MISSED"}:
+        return None
+    status, name, measured, target = parts
+    return Verdict(name=name, measured=measured, target=target, met=status == "met")
+
+
+def info(label: str, value: float, *, unit: str = "", digits: int = 3) -> None:
+    """A figure printed for information: it has no target and no verdict."""
+    print(f"  {label:<58} {value:10.{digits}f}{unit}   (information, no target)")
+
+
 def show_ratio(label: str, value: float, target: float) -> bool:
-    """Print a ratio against its target (lower is better) and say whether it is met."""
-    verdict = "met" if value <= target else "MISSED"
-    print(f"  {label:<58} {value:10.3f}   target <= {target:g}: {verdict}")
-    return value <= target
+    """Print a ratio's verdict against its target (lower is better) and say whether it is met."""
+    return verdict(label, value, target)
 
 
 def show_count(label: str, value: int, expected: int) -> bool:
-    verdict = "met" if value == expected else "MISSED"
-    print(f"  {label:<58} {value:10d}   expected {expected}: {verdict}")
-    return value == expected
+    return verdict(label, value, expected, compare="==")

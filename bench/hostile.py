@@ -23,7 +23,7 @@ import time
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import REPEAT, setup_django, show_ratio
+from bench.harness import REPEAT, finish, setup_django, verdict
 
 HANDLE = "#knowledge-source-" + "0" * 32
 
@@ -145,7 +145,6 @@ def main() -> int:
             handle=handle, form="shared", id="0" * 32, provider="local", title="Words", excerpt=excerpt
         )
     }
-    ok = True
     for name, text in cases(MAX_PROSE_CHARS, MAX_TABLE_CELLS).items():
         samples = []
         as_written = tables_as_text = False
@@ -158,10 +157,9 @@ def main() -> int:
             tables_as_text = rendered.parsed.tables_as_text
         seconds = statistics.median(samples)
         shown = " (shown as written)" if as_written else " (tables as text)" if tables_as_text else ""
-        label = f"{name}{shown}, s"
-        ok &= show_ratio(label, seconds, 1.0)
-    print("all targets met" if ok else "some targets missed (see MISSED above)")
-    return 0
+        label = f"{name}{shown}, CPU"
+        verdict(f"hostile answer: {label}", seconds, 1.0, unit=" s")
+    return finish()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from bench.harness import interleaved_medians, setup_django, show_ratio, show_time
+from bench.harness import finish, info, interleaved_medians, setup_django, show_ratio, show_time
 
 REPEAT = 15
 KEY_ENV = "KNOWLEDGEWEB_KEY_BENCH_LIGHTRAG"
@@ -129,7 +129,6 @@ def main() -> int:
             response.json()
 
     print("Retrieval overhead (POST /api/knowledge/search vs a bare httpx POST)")
-    ok = True
     for delay in (0.0, 0.05):
         Upstream.delay = delay
         api()  # warm both paths once
@@ -140,12 +139,16 @@ def main() -> int:
         show_time("bare httpx POST", bare_s, repeat=REPEAT)
         show_time("POST /api/knowledge/search", api_s, repeat=REPEAT)
         print(f"  {'our overhead':<58} {(api_s - bare_s) * 1000:10.2f} ms")
-        met = show_ratio("api / bare", api_s / bare_s, 1.2)
         if delay:
-            ok &= met
+            show_ratio(
+                f"retrieval: api / bare, provider answering after {delay * 1000:.0f} ms", api_s / bare_s, 1.2
+            )
+        else:
+            # Against a provider that does nothing, our own 2-3 ms cannot stay within 20%
+            # (README, "Performance"): a figure, not a target.
+            info("api / bare", api_s / bare_s)
     server.shutdown()
-    print("target met" if ok else "target missed (see MISSED above)")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

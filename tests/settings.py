@@ -16,3 +16,14 @@ STORAGES = {
 }
 # Nothing is collected for the suite (WhiteNoise would warn about a missing folder).
 STATIC_ROOT = None  # type: ignore[assignment]
+
+# Under pytest-xdist (`make test-fast`, `make test`) each worker has its own test database
+# (pytest-django adds the worker's id to its name); on a shared Redis each keeps its keys
+# under its own prefix and clears only those (tests/worker_cache.py).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER and CACHES["default"]["BACKEND"] == "knowledgeweb.ops.cache.ResilientRedisCache":  # noqa: F405
+    CACHES["default"] = {  # noqa: F405
+        **CACHES["default"],  # noqa: F405
+        "BACKEND": "tests.worker_cache.WorkerRedisCache",
+        "KEY_PREFIX": f"kw-test-{_WORKER}",
+    }

@@ -75,9 +75,19 @@ class ThreadOut(Schema):
     created_at: datetime
     updated_at: datetime
     message_count: int
-    citations_resolved: int = Field(0, description="Citations verified against the thread's evidence.")
+    citations_resolved: int = Field(
+        0,
+        description=(
+            "Citations whose source was found in the thread's evidence (source found; not a "
+            "judgement that the source supports the claim)."
+        ),
+    )
     citations_unresolved: int = Field(0, description="Well-formed citations without matching evidence.")
     citations_malformed: int = Field(0, description="Citation-like links in no accepted form.")
+    citations_mismatched: int = Field(
+        0, description="Citations with a source found whose label names another source (`label_mismatch`)."
+    )
+    answers_uncited: int = Field(0, description="Answers with text that cite nothing.")
 
 
 class TextPart(Input):
@@ -223,6 +233,13 @@ class CitationOut(Schema):
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
     source: SourceOut | None
+    number: int | None = Field(
+        None,
+        description=(
+            "The source's number in the thread (order of first citation; the page, the stream "
+            "and the Markdown export show the same). Null for unresolved and malformed citations."
+        ),
+    )
     label_mismatch: bool = Field(
         False,
         description=(
@@ -278,6 +295,8 @@ def _thread_out(thread: Thread, message_count: int) -> ThreadOut:
         citations_resolved=thread.citations_resolved,
         citations_unresolved=thread.citations_unresolved,
         citations_malformed=thread.citations_malformed,
+        citations_mismatched=thread.citations_mismatched,
+        answers_uncited=thread.answers_uncited,
     )
 
 
@@ -309,6 +328,7 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
         reason=citation.reason,
         source=_source_out(citation.source) if citation.source is not None else None,
         label_mismatch=citation.label_mismatch,
+        number=citation.number,
     )
 
 

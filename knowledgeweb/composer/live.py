@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from knowledgeweb.knowledge import Evidence, classify_href
+from knowledgeweb.knowledge.numbering import number_sources
 
 # A Markdown inline link whose destination is a fragment: the citation grammar's shape.
 _LINK = re.compile(r"\[((?:[^\[\]\\\n]|\\.){0,500})\]\((#[^()\s]{0,300})\)")
@@ -70,5 +71,6 @@ class SentenceStream:
         source = self._available.get(handle)
         if source is None:
             return {"cite": "unresolved", "label": label}
-        number = self._numbers.setdefault(handle, len(self._numbers) + 1)
+        self._numbers = number_sources([handle], self._numbers)
+        number = self._numbers[handle]
         return {"cite": "resolved", "handle": handle, "number": number, "title": source.title}

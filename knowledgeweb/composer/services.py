@@ -305,7 +305,10 @@ def answer_citations(*, thread: Thread, message: Message) -> CitationCounts:
         if entry.message.id == message.id:
             states = Counter(c.state for c in entry.citations)
             reasons = Counter(
-                REASONS.get(c.reason, "other") for c in entry.citations if c.state != "resolved"
+                # A malformed citation's reason says how it is malformed; its code is the state's.
+                "malformed" if c.state == "malformed" else REASONS.get(c.reason, "other")
+                for c in entry.citations
+                if c.state != "resolved"
             )
             return CitationCounts(
                 total=len(entry.citations),

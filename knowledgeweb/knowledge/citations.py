@@ -66,3 +66,40 @@ def classify_href(href: str) -> tuple[HrefState, str | None]:
 def contains_handle(text: str, handle: str) -> bool:
     """Whether ``#<handle>`` occurs in ``text`` as a whole handle (``-1`` does not match ``-10``)."""
     return re.search("#" + re.escape(handle) + _HANDLE_END, text) is not None
+
+
+_HEX_RUN = re.compile(r"[0-9a-fA-F]+")
+
+
+def malformed_reason(href: str) -> str:
+    """What is wrong with a malformed citation ``href``, in a reader's words (``classify_href``
+    said ``malformed``): where it points, its case, its length or its characters."""
+    before, _, fragment = href.partition("#")
+    if before.strip():
+        return (
+            "The link points at another page (it has an address before the “#”); a citation is only "
+            "the fragment #knowledge-source-<32 hex digits> or #knowledge-<32 hex digits>-<n>."
+        )
+    decoded = unicodedata.normalize("NFKC", unquote(fragment)).strip()
+    if decoded != fragment:
+        return "The handle is percent-encoded or written with look-alike characters; it must be plain ASCII."
+    handle = decoded
+    while handle.lower().startswith(USER_CONTENT_PREFIX):
+        handle = handle[len(USER_CONTENT_PREFIX) :]
+    lowered = handle.lower()
+    if lowered.startswith("knowledge-source-"):
+        rest, shape = handle[len("knowledge-source-") :], "knowledge-source-"
+        number = ""
+    else:
+        body = handle[len("knowledge-") :]
+        rest, _, number = body.partition("-")
+        shape = "knowledge-"
+    if handle != lowered and (handle[: len(shape)] != shape or rest != rest.lower()):
+        return "The handle has upper-case letters; handles are lower case (0-9 and a-f)."
+    if not _HEX_RUN.fullmatch(rest or "-"):
+        return "The handle holds characters other than the hexadecimal digits 0-9 and a-f."
+    if len(rest) != 32:
+        return f"The handle's id has {len(rest)} hexadecimal digits; a handle's id has exactly 32."
+    if shape == "knowledge-" and not re.fullmatch(r"[1-9][0-9]{0,2}", number):
+        return "The chunk number after the id must be a whole number from 1 to 999."
+    return "The link is not in an accepted citation form."

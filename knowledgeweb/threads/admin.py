@@ -76,7 +76,7 @@ class ThreadAdmin(admin.ModelAdmin):
 
     @admin.display(description="viewer")
     def viewer(self, thread: Thread) -> str:
-        # The citation viewer's page of this thread, as its owner reads it.
+        # The citation viewer's page of this thread: read-only for an admin who is not its owner.
         url = reverse("web:thread-detail", args=[thread.id])
         return format_html('<a href="{}" data-viewer-link>Open in the viewer</a>', url)
 

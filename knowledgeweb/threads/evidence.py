@@ -18,6 +18,7 @@ from uuid import UUID
 
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Citation, Evidence, read_sources
+from knowledgeweb.knowledge.citations import malformed_reason
 from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.models import Message, MessageType
 from knowledgeweb.threads.rendering import version
@@ -25,7 +26,7 @@ from knowledgeweb.threads.rendering import version
 ResolvedState = Literal["resolved", "unresolved", "malformed"]
 
 REASON_MALFORMED = "The link looks like a knowledge citation but is not in an accepted form."
-REASON_UNRESOLVED = "No earlier tool message in this thread holds valid evidence for this citation."
+REASON_UNRESOLVED = "No tool message before this answer in the thread holds evidence for this source."
 
 
 #: Validations actually run (cache misses); tests and benchmarks read it.
@@ -43,6 +44,8 @@ class ResolvedCitation:
     reason: str
     #: Set by the citation report from the stored render (``knowledge.passages.label_mismatch``).
     label_mismatch: bool = False
+    #: The source's number in the thread (the report's, from ``Thread.source_numbers``).
+    number: int | None = None
 
 
 def evidence_cache_key(message: Message) -> str:
@@ -173,7 +176,9 @@ def evidence_before(
 def resolve_citation(citation: Citation, available: Mapping[str, Evidence]) -> ResolvedCitation:
     """Resolve one citation against the evidence available before its message."""
     if citation.state == "malformed" or citation.handle is None:
-        return ResolvedCitation(citation.label, citation.href, "malformed", None, REASON_MALFORMED)
+        return ResolvedCitation(
+            citation.label, citation.href, "malformed", None, malformed_reason(citation.href)
+        )
     source = available.get(citation.handle)
     if source is None:
         return ResolvedCitation(citation.label, citation.href, "unresolved", None, REASON_UNRESOLVED)

@@ -29,6 +29,15 @@ class Thread(models.Model):
     citations_resolved = models.PositiveIntegerField(default=0, editable=False)
     citations_unresolved = models.PositiveIntegerField(default=0, editable=False)
     citations_malformed = models.PositiveIntegerField(default=0, editable=False)
+    # Resolved citations whose label names another source than the one they link
+    # (``knowledge.passages.label_mismatch``), and answers that cite nothing: problems the
+    # reader is walked through, counted like the verdicts (``threads.tallies``).
+    citations_mismatched = models.PositiveIntegerField(default=0, editable=False)
+    answers_uncited = models.PositiveIntegerField(default=0, editable=False)
+    # Each cited source's number in the thread, {handle: n}, in order of first citation:
+    # fixed when an answer is written (``knowledge.numbering``), read by the page, the
+    # stream, the export and the citation report.
+    source_numbers = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-created_at"]
@@ -133,6 +142,11 @@ class MessageRender(models.Model):
     entries = models.JSONField(default=dict, blank=True)
     # The message's part of the Markdown export (see ``threads.rendering.export``).
     export = models.JSONField(default=list, blank=True)
+    # An answer with text that cites nothing (``threads.tallies.answer_uncited``).
+    uncited = models.BooleanField(default=False)
+    # The words a reader sees, as plain text (no link targets, markup or citation labels):
+    # what the thread search matches. Empty for tool output, which is not searched.
+    text = models.TextField(blank=True, default="")
     rendered_at = models.DateTimeField(auto_now=True)
 
     class Meta:

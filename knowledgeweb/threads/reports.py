@@ -27,9 +27,13 @@ class MessageCitations:
 
 
 def messages_citations(
-    messages: Sequence[Message], renders: Mapping[UUID, MessageRender]
+    messages: Sequence[Message], renders: Mapping[UUID, MessageRender], *, numbers: Mapping[str, int]
 ) -> list[MessageCitations]:
-    """For each AI message in order, its citations as resolved (at write) against the evidence before it."""
+    """For each AI message in order, its citations as resolved (at write) against the evidence before it.
+
+    ``numbers`` are the thread's source numbers (``Thread.source_numbers``): a resolved
+    citation carries its source's.
+    """
     sources: dict[str, Evidence] = {}
     for message in messages:
         if message.type == MessageType.TOOL:
@@ -38,12 +42,14 @@ def messages_citations(
     report: list[MessageCitations] = []
     for message in messages:
         if message.type == MessageType.AI:
-            citations = [_citation(stored, sources) for stored in renders[message.id].citations]
+            citations = [_citation(stored, sources, numbers) for stored in renders[message.id].citations]
             report.append(MessageCitations(message=message, citations=citations))
     return report
 
 
-def _citation(stored: Mapping[str, Any], sources: Mapping[str, Evidence]) -> ResolvedCitation:
+def _citation(
+    stored: Mapping[str, Any], sources: Mapping[str, Evidence], numbers: Mapping[str, int]
+) -> ResolvedCitation:
     handle = stored.get("handle")
     source = sources.get(handle) if stored["state"] == "resolved" and isinstance(handle, str) else None
     reason = str(stored["reason"])
@@ -54,5 +60,11 @@ def _citation(stored: Mapping[str, Any], sources: Mapping[str, Evidence]) -> Res
             reason = REASON_ONLY_LATER
     mismatch = source is not None and stored.get("label_mismatch") is True
     return ResolvedCitation(
-        str(stored["label"]), str(stored["href"]), stored["state"], source, reason, mismatch
+        str(stored["label"]),
+        str(stored["href"]),
+        stored["state"],
+        source,
+        reason,
+        mismatch,
+        numbers.get(source.handle) if source is not None else None,
     )

@@ -28,21 +28,26 @@ from knowledgeweb.threads.rendering.export import (
 )
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.reports import MessageCitations, messages_citations
+from knowledgeweb.threads.tallies import TALLY_FIELDS
 
 __all__ = [
     "message_get_for_owner",
+    "message_get_for_reader",
     "render_row",
     "renders_compute",
     "renders_evidence",
+    "thread_answer_number",
     "thread_citations",
     "thread_export",
     "thread_get_for_owner",
+    "thread_get_for_reader",
     "thread_list_for_owner",
     "thread_messages",
     "thread_outline",
     "thread_page_for_owner",
     "thread_questions",
     "thread_renders",
+    "thread_texts_matching",
 ]
 
 #: The list's one order. ``id`` breaks ties between threads updated in the same
@@ -50,8 +55,6 @@ __all__ = [
 THREAD_ORDER = ("-updated_at", "-id")
 #: Longest search accepted; longer text is cut (a search box, not a document).
 MAX_SEARCH_CHARS = 200
-#: Messages whose text the search reads: what was said, not what a tool returned.
-_SEARCHED_TYPES = (MessageType.HUMAN, MessageType.AI, MessageType.SYSTEM)
 
 
 def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> QuerySet[Thread]:
@@ -73,11 +76,28 @@ def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> Q
         # a query: nothing can match.
         return Thread.objects.none()
     if needle:
-        said = Message.objects.filter(
-            thread=OuterRef("pk"), type__in=_SEARCHED_TYPES, content__icontains=needle
-        )
+        # The words a reader sees, stored with each render (never link targets or markup;
+        # tool output is stored without any).
+        said = MessageRender.objects.filter(thread=OuterRef("pk"), text__icontains=needle)
         threads = threads.filter(Q(title__icontains=needle) | Exists(said))
     return threads.order_by(*THREAD_ORDER)
+
+
+def thread_texts_matching(*, thread_ids: Collection[UUID], search: str) -> dict[UUID, str]:
+    """For each of these threads, the first message text (as a reader sees it) holding ``search``
+    (case-insensitive, as the list's search): what a snippet of the match is cut from."""
+    needle = " ".join(search.split())[:MAX_SEARCH_CHARS]
+    if not needle or "\x00" in needle or not thread_ids:
+        return {}
+    rows = (
+        MessageRender.objects.filter(thread_id__in=list(thread_ids), text__icontains=needle)
+        .order_by("thread_id", "seq")
+        .values_list("thread_id", "text")
+    )
+    found: dict[UUID, str] = {}
+    for thread_id, text in rows.iterator():
+        found.setdefault(thread_id, text)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +167,48 @@ def thread_get_for_owner(*, owner: User | AnonymousUser, thread_id: UUID | str) 
     return thread
 
 
+#: The permission that lets a staff user read any thread in the viewer (never write to it).
+READ_ANY_THREAD = "threads.view_thread"
+#: The admin shows a thread's page to whoever holds either (Django's view-or-change rule).
+_ADMIN_THREAD_READ = (READ_ANY_THREAD, "threads.change_thread")
+
+
+def reads_any_thread(user: User | AnonymousUser) -> bool:
+    """Whether ``user`` may read every thread in the viewer: staff holding ``threads.view_thread``
+    (or ``change_thread``, which lets the admin show the same page; superusers hold every
+    permission). The thread admin already shows them every message's content and artifact,
+    so the viewer shows them nothing new (docs/decisions.md)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    return any(user.has_perm(permission) for permission in _ADMIN_THREAD_READ)
+
+
+def thread_get_for_reader(*, reader: User | AnonymousUser, thread_id: UUID | str) -> Thread:
+    """The thread, if ``reader`` owns it or ``reads_any_thread``; otherwise ``ThreadNotFound``,
+    the same for a missing thread and a malformed id. Only the viewer's read pages use it:
+    every write takes ``thread_get_for_owner``."""
+    if not reads_any_thread(reader):
+        return thread_get_for_owner(owner=reader, thread_id=thread_id)
+    try:
+        key = thread_id if isinstance(thread_id, UUID) else UUID(str(thread_id))
+    except ValueError as exc:
+        raise ThreadNotFound("Thread not found.") from exc
+    thread = Thread.objects.filter(pk=key).select_related("owner").first()
+    if thread is None:
+        raise ThreadNotFound("Thread not found.")
+    return thread
+
+
+def message_get_for_reader(*, reader: User | AnonymousUser, message_id: UUID) -> Message:
+    """The message, if ``reader`` may read its thread (``thread_get_for_reader``'s rule)."""
+    if not reads_any_thread(reader):
+        return message_get_for_owner(owner=reader, message_id=message_id)
+    message = Message.objects.filter(pk=message_id).first()
+    if message is None:
+        raise ThreadNotFound("Message not found.")
+    return message
+
+
 def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> Message:
     """The message, if ``owner`` owns its thread; otherwise ``ThreadNotFound``, as for a thread."""
     if not owner.is_authenticated:
@@ -186,18 +248,26 @@ def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
 
 def thread_source_numbers(*, thread: Thread) -> dict[str, int]:
     """The number of each source the thread's answers cite, in order of first citation: the
-    numbers its page shows (read from the verdicts stored at write, in one query)."""
-    numbers: dict[str, int] = {}
-    rows = (
-        MessageRender.objects.filter(thread=thread, message__type=MessageType.AI)
-        .order_by("seq")
-        .values_list("citations", flat=True)
+    numbers its page shows, fixed when each answer was written (``Thread.source_numbers``)."""
+    stored = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
+    return dict(stored or {})
+
+
+def thread_answer_number(*, thread: Thread, message_hex: str) -> int | None:
+    """The position among the thread's answers of the AI message whose id is ``message_hex``
+    (its "answer N"), or None when the thread holds no such answer."""
+    try:
+        key = UUID(hex=message_hex)
+    except ValueError:
+        return None
+    seq = (
+        Message.objects.filter(pk=key, thread=thread, type=MessageType.AI)
+        .values_list("seq", flat=True)
+        .first()
     )
-    for citations in rows:
-        for citation in citations:
-            if citation.get("state") == "resolved" and isinstance(citation.get("handle"), str):
-                numbers.setdefault(citation["handle"], len(numbers) + 1)
-    return numbers
+    if seq is None:
+        return None
+    return Message.objects.filter(thread=thread, type=MessageType.AI, seq__lte=seq).count()
 
 
 def thread_questions(*, thread: Thread) -> dict[UUID, str]:
@@ -226,13 +296,19 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     """Each AI message of the thread with its citations resolved against the evidence before it,
     as stored (``thread_renders``)."""
     messages = thread_messages(thread=thread, with_artifacts=False)
-    return messages_citations(messages, thread_renders(thread=thread, messages=messages))
+    # ``thread.source_numbers`` is as read with the thread, or as the last append on this
+    # instance left it; a re-render sets it again.
+    renders = thread_renders(thread=thread, messages=messages)
+    return messages_citations(messages, renders, numbers=thread.source_numbers)
 
 
 def thread_export(*, thread: Thread, format: str) -> ThreadExport:
     """Export ``thread`` as ``json`` (its messages as stored) or ``markdown`` (from their renders)."""
     known = export_format_check(format)
     messages = thread_messages(thread=thread, with_artifacts=known == "json")
+    if known == "markdown":
+        # The header's tally: the counters move in SQL on each write, not on this instance.
+        thread.refresh_from_db(fields=list(TALLY_FIELDS))
     renders = thread_renders(thread=thread, messages=messages) if known == "markdown" else {}
     return export_document(thread=thread, format=known, messages=messages, renders=renders)
 
@@ -322,5 +398,7 @@ def render_row(message: Message, rendering: MessageRendering) -> MessageRender:
         sources=[evidence_to_json(source) for source in rendering.sources.values()],
         entries=rendering.entries,
         export=rendering.export,
+        uncited=rendering.uncited,
+        text=rendering.text,
         rendered_at=timezone.now(),
     )

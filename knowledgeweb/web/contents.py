@@ -9,15 +9,16 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.selectors import message_get_for_owner
+from knowledgeweb.threads.selectors import message_get_for_reader
 
 
 @require_safe
 @login_required
 def message_content(request: HttpRequest, message_id: UUID) -> HttpResponse:
-    """The message's content as plain text; another user's message answers 404, like a missing one."""
+    """The message's content as plain text; another user's message answers 404, like a missing
+    one, unless the reader may read any thread (``reads_any_thread``)."""
     try:
-        message = message_get_for_owner(owner=request.user, message_id=message_id)
+        message = message_get_for_reader(reader=request.user, message_id=message_id)
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
     response = HttpResponse(message.content, content_type="text/plain; charset=utf-8")

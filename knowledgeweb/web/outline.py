@@ -2,10 +2,10 @@
 
 Built from the rendered ``ThreadView`` without touching the render pipeline:
 questions are plain text (escaped here), answers are the pipeline's sanitized
-fragments, and an answer's references are the verified sources of the sources
+fragments, and an answer's references are the found sources of the sources
 panel that its resolved citations name (from the stored verdicts, with the
-thread's numbers). Nothing here can make a citation verified: a handle counts
-only if the panel holds it.
+thread's numbers, listed by number). Nothing here can make a citation's source
+found: a handle counts only if the panel holds it.
 """
 
 from __future__ import annotations
@@ -69,7 +69,12 @@ def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutli
         elif message.type == MessageType.AI:
             answers += 1
             parts.append(
-                _answer_item(message_view, answers, [cited[h] for h in message_view.cites if h in cited])
+                # Listed by number, so an answer's list reads [1] [2] [4], never [4] [1] [2].
+                _answer_item(
+                    message_view,
+                    answers,
+                    sorted((cited[h] for h in message_view.cites if h in cited), key=lambda e: e.number),
+                )
             )
         else:
             parts.append(message_view.item)
@@ -129,11 +134,13 @@ def _reference(entry: SourceEntry) -> str:
         meta.append(source.dataset_name)
     if source.pages:
         meta.append(("page " if len(source.pages) == 1 else "pages ") + ", ".join(map(str, source.pages)))
+    note = escape(f" ({entry.note})") if entry.note else ""
     # html.escape, not format_html: a long thread lists thousands of these, and every field
     # is a plain string (handles and ids are validated hex; titles and names are escaped).
     return (
         f'<li><a href="#{escape(source.handle)}" data-answer-source="{escape(source.id)}">'
-        f'<span class="citation-number">[{entry.number}]</span> {escape(source.title)}</a> '
+        f'<span class="citation-number">[{entry.number}]</span> {escape(source.title)}'
+        f"{note}</a> "
         f'<span class="answer-source-meta">{escape(" · ".join(meta))}</span></li>'
     )
 

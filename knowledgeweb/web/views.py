@@ -17,14 +17,17 @@ from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
     thread_get_for_owner,
+    thread_get_for_reader,
     thread_list_for_owner,
     thread_outline,
     thread_questions,
+    thread_texts_matching,
 )
 from knowledgeweb.threads.services import thread_delete
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.thread import render_thread
+from knowledgeweb.web.snippets import snippet
 
 #: Threads per page of the list.
 THREADS_PER_PAGE = 50
@@ -37,6 +40,10 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     threads = thread_list_for_owner(owner=request.user, search=search)
     # get_page: a missing, malformed or out-of-range page number shows the nearest page.
     page = Paginator(threads, THREADS_PER_PAGE).get_page(request.GET.get("page"))
+    if search:
+        texts = thread_texts_matching(thread_ids=[t.id for t in page.object_list], search=search)
+        for thread in page.object_list:
+            thread.snippet = snippet(texts.get(thread.id, ""), search)
     return render(
         request,
         "web/thread_list.html",
@@ -73,10 +80,22 @@ def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
 @require_safe
 @login_required
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
-    thread = _owned(request, thread_id)
+    """The thread's page: its owner's to read and write; an admin allowed to read any thread
+    (``reads_any_thread``) reads it here without any write control (docs/decisions.md)."""
+    try:
+        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
+    owned = thread.owner_id == request.user.pk
     view = render_thread(thread, thread_outline(thread=thread))
     outline = turn_outline(view, thread_questions(thread=thread))
-    context = {"thread": thread, "view": view, "outline": outline, "follow_up": follow_up_form(request)}
+    context = {
+        "thread": thread,
+        "view": view,
+        "outline": outline,
+        "owned": owned,
+        "follow_up": follow_up_form(request) if owned else None,
+    }
     return render(request, "web/thread_detail.html", context)
 
 

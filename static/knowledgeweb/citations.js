@@ -12,6 +12,8 @@
   var UNVERIFIED = 'button.citation[data-citation="unresolved"], button.citation[data-citation="malformed"]';
   // A per-answer source link opens the same dialog as the citations it lists.
   var ANSWER_SOURCE = "a[data-answer-source]";
+  // A cited panel entry's number opens it with every claim of the thread that cites it.
+  var PANEL_SOURCE = "a[data-panel-source]";
   // The blocks a claim sentence lives in: what the answer's Markdown makes of a paragraph.
   var BLOCKS = "p, li, td, th, h1, h2, h3, h4, h5, h6, dd";
   var SENTENCE_END = /[.!?\u2026\u3002\uff01\uff1f]["'\u201d\u2019\u00bb)\]]*(?=\s|$)/g;
@@ -66,6 +68,19 @@
     var link = entry.querySelector('a[data-field="document"]');
     var raw = link ? link.getAttribute("href") || "" : "";
     return raw.indexOf("/library/passage/?") === 0 ? raw : "";
+  }
+
+  // The document page for this citation: its own anchor (the page's way back) and the
+  // sentences closest to its own claim (the only ones marked there).
+  function documentFor(path, citation) {
+    if (!path || !citation || !citation.matches(RESOLVED) || !citation.id) return path;
+    var url = new URL(path, location.origin);
+    if (!url.searchParams.get("thread")) return path;
+    url.searchParams.set("cite", citation.id);
+    var sentences = Object.keys(passageOf(citation));
+    if (sentences.length) url.searchParams.set("sentences", sentences.join(","));
+    else url.searchParams.delete("sentences");
+    return url.pathname + url.search + url.hash;
   }
 
   function sourceOf(entry) {
@@ -238,9 +253,22 @@
         placed |= 2;
       }
     });
-    // The claim as read: the markers left out, and the space they leave before punctuation.
-    var words = text.slice(start, end).replace(/\s+([.,;:!?])/g, "$1");
+    // The claim as read: the markers left out, and the space they leave before punctuation,
+    // except a label that names another source, which is the answer's own word and stays.
+    var words = placed === 3 ? claimWords(range) : "";
     return placed === 3 ? { range: range, text: words } : null;
+  }
+
+  function claimWords(range) {
+    var copy = range.cloneContents();
+    copy.querySelectorAll(".citation-reason").forEach(function (el) {
+      el.remove();
+    });
+    copy.querySelectorAll(".citation").forEach(function (el) {
+      var label = el.getAttribute("data-label");
+      el.replaceWith(document.createTextNode(label || ""));
+    });
+    return copy.textContent.replace(/\s+/g, " ").replace(/\s+([.,;:!?])/g, "$1").trim();
   }
 
   function highlightClaim(citation) {
@@ -270,6 +298,14 @@
     setText(preview, "data-preview-field", "meta", meta.filter(Boolean).join(" · "));
     var excerpt = preview.querySelector('[data-preview-field="excerpt"]');
     if (excerpt) fillPreviewExcerpt(excerpt, entry, passageOf(citation), source);
+    var label = citation.getAttribute("data-label");
+    var mismatch = setText(
+      preview,
+      "data-preview-field",
+      "mismatch",
+      label ? "Label names another source: the answer labelled this citation \u201c" + label + "\u201d." : ""
+    );
+    if (mismatch) mismatch.hidden = !label;
     preview.hidden = false;
     previewing = citation;
     citation.setAttribute("aria-describedby", preview.id);
@@ -310,12 +346,48 @@
     link.hidden = !href;
   }
 
+  // The resolved citations of the answer holding ``link`` (a per-answer source) that cite ``handle``.
+  function claimsCiting(link, handle) {
+    var answer = link.matches(PANEL_SOURCE) ? messages : link.closest("li.message");
+    if (!answer) return [];
+    return Array.prototype.slice.call(answer.querySelectorAll(RESOLVED)).filter(function (cited) {
+      return cited.getAttribute("href") === "#" + handle;
+    });
+  }
+
+  function fillClaims(entry, source, citing) {
+    var list = dialog.querySelector('[data-dialog-field="claims"]');
+    if (!list) return;
+    while (list.firstChild) list.removeChild(list.firstChild);
+    citing.forEach(function (cited) {
+      var item = document.createElement("li");
+      var claim = claimOf(cited);
+      var quote = document.createElement("q");
+      quote.textContent = claim ? claim.text : "(no claim sentence)";
+      item.appendChild(quote);
+      var passage = document.createElement("p");
+      passage.className = "claim-passage";
+      var marks = passageOf(cited);
+      if (hasAny(marks)) fillPreviewExcerpt(passage, entry, marks, source);
+      else passage.textContent = "No sentence of the excerpt shares enough words with this claim.";
+      item.appendChild(passage);
+      list.appendChild(item);
+    });
+  }
+
   function openDialog(citation) {
     if (!dialog || typeof dialog.showModal !== "function") return false;
     var entry = entryFor(citation);
     if (!entry) return false;
     var source = sourceOf(entry);
     var passage = passageOf(citation);
+    if (citation.matches(ANSWER_SOURCE + ", " + PANEL_SOURCE)) {
+      claimsCiting(citation, source.handle).forEach(function (cited) {
+        Object.keys(passageOf(cited)).forEach(function (key) {
+          passage[key] = true;
+        });
+      });
+    }
     setText(dialog, "data-dialog-field", "number", source.number);
     setText(dialog, "data-dialog-field", "title", source.title);
     setText(dialog, "data-dialog-field", "provider", source.provider);
@@ -333,16 +405,35 @@
       url.setAttribute("href", source.url || "#");
     }
     setLink("url-passage", source.urlPassage);
-    setLink("document", source.document);
+    setLink("document", documentFor(source.document, citation));
     var label = citation.getAttribute("data-label");
     var mismatch = dialog.querySelector('[data-dialog-field="label-mismatch"]');
     if (mismatch) {
-      mismatch.textContent = label ? "The answer labelled this citation \u201c" + label + "\u201d." : "";
+      mismatch.textContent = label
+        ? "Label names another source: the answer labelled this citation \u201c" + label + "\u201d."
+        : "";
       mismatch.hidden = !label;
     }
-    var claim = claimOf(citation);
-    setText(dialog, "data-dialog-field", "claim", claim ? claim.text : "");
+    // A source list opens the source with every claim of its answer that cites it, each with
+    // its own closest passage; a citation opens it with its own claim.
+    var listed = citation.matches(ANSWER_SOURCE + ", " + PANEL_SOURCE);
+    var citing = listed ? claimsCiting(citation, source.handle) : [];
+    var claim = listed ? null : claimOf(citation);
+    setText(
+      dialog,
+      "data-dialog-field",
+      "claims-heading",
+      citation.matches(PANEL_SOURCE) ? "Claims of this thread that cite this source" : "Claims of this answer that cite this source"
+    );
+    var claimText = claim ? claim.text : "";
+    // The answer's own label stays with its claim where it names another source: the reader
+    // sees what the answer said it was citing.
+    var ownLabel = citation.getAttribute("data-label");
+    if (claim && ownLabel && claimText.indexOf(ownLabel) < 0) claimText += " [" + ownLabel + "]";
+    setText(dialog, "data-dialog-field", "claim", claimText);
     showRow("claim", Boolean(claim));
+    fillClaims(entry, source, citing);
+    showRow("claims", citing.length > 0);
     var note = dialog.querySelector('[data-dialog-field="truncated"]');
     if (note) note.hidden = !source.truncated;
     var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
@@ -378,16 +469,57 @@
     if (pinned) highlightClaim(pinned);
   }
 
-  function nextUnverified() {
-    var all = messages ? Array.prototype.slice.call(messages.querySelectorAll(UNVERIFIED)) : [];
-    if (!all.length) return null;
-    var current = all.indexOf(document.activeElement);
-    if (current < 0 && nextUnverified.last) current = all.indexOf(nextUnverified.last);
-    var next = all[(current + 1) % all.length];
-    nextUnverified.last = next;
-    return next;
+  // The walk's arrival: the problem in view, focused, and its reason open (an unverified
+  // citation's popover, a label mismatch's preview; a "no citations" badge is its own reason).
+  function arriveAt(el) {
+    // The last stop's reason closes: the walk never leaves one behind, pointing at nothing.
+    try {
+      document.querySelectorAll(".citation-reason:popover-open").forEach(function (open) {
+        open.hidePopover();
+      });
+    } catch (error) {
+      /* a browser without popovers has none open */
+    }
+    hidePreview(null);
+    openDetailsAround(el);
+    if (el.matches(UNVERIFIED)) {
+      jumpTo(el);
+      var reason = document.getElementById(el.getAttribute("popovertarget") || "");
+      if (reason && typeof reason.showPopover === "function" && !reason.matches(":popover-open")) {
+        reason.showPopover();
+      }
+      return;
+    }
+    if (el.matches(RESOLVED)) {
+      pinned = el;
+      suppressed = null;
+      el.focus({ preventScroll: true });
+      el.scrollIntoView({ block: "center" });
+      highlightClaim(el);
+      showPreview(el);
+      return;
+    }
+    el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "center" });
   }
-  nextUnverified.last = null;
+
+  // The walk, started again when a follow-up brings the page up to date (followup.js).
+  var walking = null;
+  function startWalk() {
+    var walkNav = document.querySelector("[data-issue-walk]");
+    if (!walkNav || !messages || typeof window.knowledgewebWalk !== "function") return;
+    if (walking && walking.nav === walkNav) return;
+    if (walking) walking.stop();
+    walking = window.knowledgewebWalk({
+      nav: walkNav,
+      items: function () {
+        return messages.querySelectorAll("[data-issue]");
+      },
+      arrive: arriveAt,
+    });
+  }
+  startWalk();
+  document.addEventListener("knowledgeweb:page-updated", startWalk);
 
   // ---- reasons -----------------------------------------------------------
 
@@ -456,16 +588,7 @@
       }
       return;
     }
-    var next = target.closest("a[data-next-unverified]");
-    if (next) {
-      var unverified = nextUnverified();
-      if (unverified) {
-        event.preventDefault();
-        jumpTo(unverified);
-      }
-      return;
-    }
-    var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE);
+    var citation = target.closest(RESOLVED) || target.closest(ANSWER_SOURCE) || target.closest(PANEL_SOURCE);
     if (citation && openDialog(citation)) event.preventDefault();
   });
 
@@ -527,20 +650,26 @@
 
   if (dialog) {
     var close = dialog.querySelector("[data-dialog-close]");
-    if (close) {
-      close.addEventListener("click", function () {
-        dialog.close();
-      });
-    }
+    // Closing, the browser gives focus back to the citation that opened the dialog before
+    // the "close" event below runs: say first that this focus is not a request for the card
+    // (else it flashes open for a frame). Escape closes through "cancel".
+    var closeDialog = function () {
+      if (opener) suppressed = opener;
+      dialog.close();
+    };
+    dialog.addEventListener("cancel", function () {
+      if (opener) suppressed = opener;
+    });
+    if (close) close.addEventListener("click", closeDialog);
     // A click on the backdrop lands on the dialog element itself.
     dialog.addEventListener("click", function (event) {
-      if (event.target === dialog) dialog.close();
+      if (event.target === dialog) closeDialog();
     });
     var jump = dialog.querySelector('[data-dialog-field="panel-link"]');
     if (jump) {
       jump.addEventListener("click", function () {
         restoreFocus = false;
-        dialog.close();
+        closeDialog();
       });
     }
     dialog.addEventListener("close", function () {

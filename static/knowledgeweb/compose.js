@@ -36,19 +36,21 @@
     var inert = document.createElement("span");
     inert.className = "citation live-citation";
     inert.setAttribute("data-citation", part.cite);
-    inert.textContent = (part.label || "").replace(/^citation:/, "") +
-      (part.cite === "malformed" ? " (malformed citation)" : " (unverified)");
+    // A word, never the model's label or number (which could read as a real source's number).
+    inert.textContent = part.cite === "malformed" ? "malformed" : "no source";
+    var label = (part.label || "").replace(/^citation:\s*/i, "");
+    if (label) inert.setAttribute("title", "The answer labelled it \u201c" + label + "\u201d");
     return inert;
   }
 
   function summary(done) {
     var c = done.citations || {};
     if (done.status !== "answered") return "No answer was stored as complete: " + done.detail;
-    var text = "Answer stored. " + (c.resolved || 0) + " of " + (c.total || 0) + " citations verified";
+    var text = "Answer stored. " + (c.resolved || 0) + " of " + (c.total || 0) + " citations have a source found";
     var reasons = Object.keys(c.by_reason || {}).map(function (key) {
       return key.replace(/_/g, " ") + ": " + c.by_reason[key];
     });
-    if (reasons.length) text += "; not verified (" + reasons.join(", ") + ")";
+    if (reasons.length) text += "; without one (" + reasons.join(", ") + ")";
     return text + ".";
   }
 

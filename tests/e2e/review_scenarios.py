@@ -14,7 +14,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.knowledge import RetrievalHit
+from knowledgeweb.knowledge import RetrievalHit, source_id
 from knowledgeweb.library.models import Chunk, Collection
 from knowledgeweb.library.passages import passage_path
 from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
@@ -143,3 +143,29 @@ def speech_passage_path(name: str = "Speeches") -> str:
     """The "Open in document" page of the cited paragraph (the one about the battle-field)."""
     chunk = Chunk.objects.get(document__collection__name=name, text__contains="battle-field")
     return passage_path(collection_name=name, excerpt=chunk.text)
+
+
+@dataclass(frozen=True)
+class Problems:
+    """``review_thread`` with two more answers: one citing a source retrieved only after it, and
+    one citing nothing. Its problems in page order: a label naming another source, no source,
+    malformed, evidence only later (no source), no citations."""
+
+    review: Review
+    later: str  # the handle retrieved only after the answer that cites it
+
+
+def problems_thread(owner: User) -> Problems:
+    review = review_thread(owner)
+    thread = review.thread
+    title, text, dataset = "Moon facts", "The Moon orbits the Earth in about 27 days.", "Astronomy"
+    hit = RetrievalHit(text=text, title=title, dataset_name=dataset)
+    later = f"knowledge-source-{source_id('local', title, text, dataset)}"
+    message_append(thread=thread, type="human", content="And the Moon?")
+    message_append(thread=thread, type="ai", content=f"It orbits in about 27 days [Moon facts](#{later}).")
+    retrieve(thread, hit)
+    message_append(thread=thread, type="human", content="Sum it up?")
+    message_append(
+        thread=thread, type="ai", content="Lincoln spoke at Gettysburg; the Moon orbits the Earth."
+    )
+    return Problems(review, later)

@@ -69,7 +69,7 @@ def test_the_answer_streams_with_resolved_citations_before_anything_is_stored(
 
     model_server.release.set()
     status = page.locator("[data-live-status]")
-    expect(status).to_contain_text("Answer stored. 2 of 2 citations verified.")
+    expect(status).to_contain_text("Answer stored. 2 of 2 citations have a source found.")
     expect(live.locator('[data-citation="resolved"]')).to_have_count(2)
     page.locator("[data-live-thread]").click()
     expect(page.locator('a.citation[data-citation="resolved"]')).to_have_count(2)
@@ -104,7 +104,7 @@ def test_a_follow_up_streams_from_the_thread_page(model_server: ChatStandin, ope
     form.locator('[data-action="follow-up"]').click()
 
     status = page.locator(".follow-up [data-live-status]")
-    expect(status).to_contain_text("Answer stored. 2 of 2 citations verified.")
+    expect(status).to_contain_text("Answer stored. 2 of 2 citations have a source found.")
     # On the thread page a resolved citation links to its entry in the sources panel.
     expect(page.locator('.follow-up [data-live-text] a[data-citation="resolved"]').first).to_have_attribute(
         "href", f"#{model_server.requests[-1]['messages'][0]['content'].split('handle: ')[1].split()[0]}"

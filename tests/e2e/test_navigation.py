@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -26,7 +25,7 @@ from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create
 from tests.e2e.navigation_scenarios import LONG_URL, demo_threads, long_thread
 from tests.e2e.scenarios import verified_thread
-from tests.e2e.watching import Watched
+from tests.e2e.watching import Watched, times_shown, watch_shown
 
 pytestmark = pytest.mark.e2e
 
@@ -68,8 +67,8 @@ def test_keyboard_only_on_a_phone_the_list_pages_newest_first_and_searches(
     expect(titles).to_have_count(50)
     expect(titles.first).to_have_text("Thread 59")
     first_row = page.locator("[data-thread-list] > li").first
-    expect(first_row.locator('[data-verdict="resolved"]')).to_have_text("59 verified")
-    expect(first_row.locator('[data-verdict="unresolved"]')).to_have_text("1 unverified")
+    expect(first_row.locator('[data-verdict="resolved"]')).to_have_text("59 source found")
+    expect(first_row.locator('[data-verdict="unresolved"]')).to_have_text("1 no source")
     expect(first_row.locator('[data-verdict="malformed"]')).to_have_text("0 malformed")
 
     _tab_to(page, '[data-page-link="next"]')
@@ -193,12 +192,18 @@ def test_on_touch_a_tap_opens_the_source_and_no_card_reopens_after_closing(
     preview = page.locator("[data-citation-preview]")
     dialog = page.locator("dialog[data-citation-dialog]")
 
-    page.locator(RESOLVED).first.tap()
+    first = page.locator(RESOLVED).first
+
+    first.tap()
     expect(dialog).to_be_visible()
     expect(preview).to_be_hidden()
+    watch_shown(page, "[data-citation-preview]")
     dialog.locator("[data-dialog-close]").tap()
     expect(dialog).to_be_hidden()
-    page.wait_for_timeout(300)
+    # The dialog's close handler puts focus back on the citation: that focus is what would
+    # reopen the card, and once the citation has it the handler has run to its end.
+    expect(first).to_be_focused()
+    assert times_shown(page, "[data-citation-preview]") == 0
     expect(preview).to_be_hidden()
     assert watched.errors == []
 
@@ -216,11 +221,13 @@ def test_the_card_never_reopens_after_the_dialog_closes_and_closes_on_an_outside
     expect(preview).to_be_visible()
     page.keyboard.press("Enter")
     expect(dialog).to_be_visible()
+    watch_shown(page, "[data-citation-preview]")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+    # Focus back on the citation: the close handler that could reopen the card has run.
     expect(first).to_be_focused()
-    page.wait_for_timeout(300)
-    expect(preview).to_be_hidden()  # focus came back; the card did not
+    assert times_shown(page, "[data-citation-preview]") == 0  # focus came back; the card did not
+    expect(preview).to_be_hidden()
 
     # Moving on and back shows it again; a tap elsewhere closes it.
     page.keyboard.press("Tab")
@@ -327,14 +334,18 @@ def test_keyboard_only_ask_focuses_the_question_shows_progress_and_opens_the_ans
 ) -> None:
     demo_threads(reader[0])
     started = threading.Event()
+    reported = threading.Event()
     real_search = LocalProvider.search
 
-    def slow(self: LocalProvider, query: str, **options: Any) -> Any:
+    def held(self: LocalProvider, query: str, **options: Any) -> Any:
+        # The search answers once the page has reported its busy state, not after a guess
+        # at how long that takes.
         started.set()
-        time.sleep(1.5)
+        if not reported.wait(30):
+            raise ProviderTimeoutError("the page never reported its busy state")
         return real_search(self, query, **options)
 
-    monkeypatch.setattr(LocalProvider, "search", slow)
+    monkeypatch.setattr(LocalProvider, "search", held)
     page, watched = open_page("/ask/", **PHONE_DARK)
 
     question = page.locator('[data-field="question"]')
@@ -343,7 +354,12 @@ def test_keyboard_only_ask_focuses_the_question_shows_progress_and_opens_the_ans
     expect(page.locator("[data-source-description]")).to_contain_text("The demo documents")
     page.keyboard.type("government of the people")
     captured: list[list[Any]] = []
-    page.expose_function("reportBusy", lambda state: captured.append(state))
+
+    def report_busy(state: list[Any]) -> None:
+        captured.append(state)
+        reported.set()
+
+    page.expose_function("reportBusy", report_busy)
     page.evaluate(
         "() => document.addEventListener('submit', () => setTimeout(() => {"
         " const b = document.querySelector('[data-action=\"ask\"]');"

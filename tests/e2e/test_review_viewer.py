@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from playwright.sync_api import Page, expect
@@ -21,7 +22,11 @@ from knowledgeweb.threads.services import message_append
 from tests.e2e.review_scenarios import Review, review_thread, speeches, summaries_thread
 from tests.e2e.watching import Watched
 
+pytestmark = pytest.mark.e2e
+
 RESOLVED = 'a.citation[data-citation="resolved"]'
+# The search retrieves two chunks of the speech; sources of one title are told apart.
+SPEECH_TITLE = "The Gettysburg Address (passage 1 of 2)"
 Opener = Callable[..., tuple[Page, Watched]]
 
 
@@ -68,7 +73,11 @@ def test_a_spoofed_label_shows_the_sources_number_and_title_and_the_dialog_and_r
     first = _citation(page, 1, review.speech)
     expect(first).to_have_count(1)
     expect(first.locator(".citation-number")).to_have_text("[1]")
-    expect(first).to_have_accessible_name(re.compile(r"^\[1\]\s+The Gettysburg Address$"))
+    # The mismatch is announced in the citation's name and shown by a sign beside its number.
+    expect(first).to_have_accessible_name(
+        re.compile(r"^\[1\]\s+The Gettysburg Address \(label names another source\)\s*$")
+    )
+    expect(first.locator(".citation-flag")).to_be_visible()
     expect(page.locator("[data-messages]")).not_to_contain_text("NASA")
     shown = page.locator("[data-messages] .citation").all_text_contents()
     assert len(shown) == 5
@@ -80,10 +89,10 @@ def test_a_spoofed_label_shows_the_sources_number_and_title_and_the_dialog_and_r
     first.click()
     dialog = _dialog(page)
     expect(dialog).to_be_visible()
-    expect(dialog.locator('[data-dialog-field="title"]')).to_have_text("The Gettysburg Address")
+    expect(dialog.locator('[data-dialog-field="title"]')).to_have_text(SPEECH_TITLE)
     expect(dialog.locator('[data-dialog-field="number"]')).to_have_text("[1]")
     expect(dialog.locator('[data-dialog-field="label-mismatch"]')).to_have_text(
-        "The answer labelled this citation “NASA Earth Fact Sheet, 2024”."
+        "Label names another source: the answer labelled this citation “NASA Earth Fact Sheet, 2024”."
     )
     page.keyboard.press("Escape")
     _citation(page, 2, review.speech).click()
@@ -149,7 +158,7 @@ def test_references_and_backlinks_lead_both_ways_with_the_keyboard(
     references = second.locator("[data-answer-sources] li")
     expect(references).to_have_text(
         [
-            re.compile(r"^\[1\] The Gettysburg Address\s+local · Speeches$"),
+            re.compile(r"^\[1\] The Gettysburg Address \(passage 1 of 2\)\s+local · Speeches$"),
             re.compile(r"^\[2\] Planets primer\s+local · Astronomy$"),
         ]
     )
@@ -172,7 +181,7 @@ def test_references_and_backlinks_lead_both_ways_with_the_keyboard(
     expect(page).to_have_url(re.compile(f"#{target.get_attribute('id')}$"))
     assert _claim_highlight(page) == "He spoke at the cemetery."
     page.keyboard.press("Enter")
-    expect(_dialog(page).locator('[data-dialog-field="title"]')).to_have_text("The Gettysburg Address")
+    expect(_dialog(page).locator('[data-dialog-field="title"]')).to_have_text(SPEECH_TITLE)
     assert watched.errors == []
 
 
@@ -188,12 +197,20 @@ def test_open_in_document_lands_on_the_passage_and_no_other_reader_may_open_it(
     assert path is not None
     assert path.endswith("#passage")
 
+    citation_id = _citation(page, 1, review.speech).get_attribute("id")
     document.click()
-    passage = page.locator("mark#passage")
+    passage = page.locator("#passage")
     expect(passage).to_be_in_viewport()
+    # The title stays in view with the marked passage; only the closest sentence is marked.
+    expect(page.locator("#document-title")).to_be_in_viewport()
+    expect(passage.locator("mark")).to_have_text([review.closest])
     excerpt = page.locator(f'[id="{review.speech}"]')  # gone: a new page
     expect(excerpt).to_have_count(0)
     assert "battle-field" in (passage.text_content() or "")
+    expect(page.locator("[data-document-citing]")).to_contain_text("Cited in “What Lincoln said”, answer 1")
+    page.locator('[data-action="back-to-citation"]').click()
+    expect(page).to_have_url(re.compile(f"/threads/{review.thread.id}/#{citation_id}$"))
+    expect(_citation(page, 1, review.speech)).to_be_focused()
     assert watched.errors == []
 
     # Another reader, whose bindings serve another collection, gets a 404.
@@ -216,11 +233,18 @@ def test_a_reason_is_the_accessible_description_and_opens_by_tap(
     )
     unresolved = page.locator('button.citation[data-citation="unresolved"]')
     malformed = page.locator('button.citation[data-citation="malformed"]')
-    expect(unresolved).to_have_text("Made up")
+    # A word, never the model's label or number; the reason names the label and the raw href.
+    expect(unresolved).to_have_text("no source")
     expect(unresolved).to_have_accessible_description(
-        re.compile("No earlier tool message in this thread holds valid evidence")
+        re.compile(
+            "No tool message before this answer in the thread holds evidence for this source. "
+            "The answer labelled it “Made up”; its link is #knowledge-source-0{32}."
+        )
     )
-    expect(malformed).to_have_accessible_description(re.compile("not in an accepted form"))
+    expect(malformed).to_have_text("malformed")
+    expect(malformed).to_have_accessible_description(
+        re.compile("characters other than the hexadecimal digits .* its link is #knowledge-source-nothex")
+    )
     reason = page.locator(f'[id="{unresolved.get_attribute("id")}-reason"]')
     expect(reason).to_be_hidden()
     unresolved.tap()
@@ -241,21 +265,24 @@ def test_a_reason_is_the_accessible_description_and_opens_by_tap(
     assert watched.errors == []
 
 
-def test_the_header_counts_and_next_unverified_walks_through_them(
+def test_the_header_counts_in_honest_words_and_next_issue_walks_every_problem(
     open_page: Opener, reader: tuple[User, Any]
 ) -> None:
     review = review_thread(reader[0])
     page, watched = open_page(f"/threads/{review.thread.id}/")
-    expect(page.locator("[data-citation-tally]")).to_contain_text("3 verified · 1 unverified · 1 malformed")
-    next_link = page.locator("[data-next-unverified]")
+    expect(page.locator("[data-citation-tally]")).to_have_text(
+        "3 source found · 1 no source · 1 malformed · 1 label names another source"
+    )
+    next_link = page.locator('[data-issue-walk] [data-walk="next"]')
+    position = page.locator("[data-walk-position]")
+    mismatch = _citation(page, 1, review.speech)
     unresolved = page.locator('button.citation[data-citation="unresolved"]')
     malformed = page.locator('button.citation[data-citation="malformed"]')
-    next_link.click()
-    expect(unresolved).to_be_focused()
-    next_link.click()
-    expect(malformed).to_be_focused()
-    next_link.click()
-    expect(unresolved).to_be_focused()
+    for target, n in ((mismatch, 1), (unresolved, 2), (malformed, 3), (mismatch, 1)):
+        next_link.click()
+        expect(target).to_be_focused()
+        expect(position).to_have_text(f"{n} of 3")
+        expect(target).to_have_class(re.compile(r"\bwalk-current\b"))
     assert watched.errors == []
 
 
@@ -283,11 +310,13 @@ def test_without_javascript_a_citation_a_reference_and_a_backlink_land_on_their_
     expect(page.locator(":target")).to_have_attribute("href", f"#{review.speech}")
     expect(target).to_be_in_viewport()
 
-    # "Next unverified" lands on the first unverified citation; its reason opens with no script.
+    # "Next issue" lands on the first problem (the mismatched label); an unverified citation's
+    # reason opens with no script.
+    first = _citation(page, 1, review.speech)
+    page.locator('[data-issue-walk] [data-walk="next"]').click()
+    expect(page).to_have_url(re.compile(f"#{first.get_attribute('id')}$"))
+    expect(first).to_be_in_viewport()
     unresolved = page.locator('button.citation[data-citation="unresolved"]')
-    page.locator("[data-next-unverified]").click()
-    expect(page).to_have_url(re.compile(f"#{unresolved.get_attribute('id')}$"))
-    expect(unresolved).to_be_in_viewport()
     unresolved.click()
     expect(page.locator(f'[id="{unresolved.get_attribute("id")}-reason"]')).to_be_visible()
 
@@ -366,7 +395,7 @@ def test_a_table_in_an_answer_renders_with_its_citation_resolved_inside(
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     cited.click()
     dialog = _dialog(page)
-    expect(dialog.locator('[data-dialog-field="title"]')).to_have_text("The Gettysburg Address")
+    expect(dialog.locator('[data-dialog-field="title"]')).to_have_text(SPEECH_TITLE)
     # The claim of a citation alone in its cell is its row.
     expect(dialog.locator('[data-dialog-field="claim"]')).to_have_text("They met on a great battle-field")
     expect(dialog.locator('[data-dialog-field="excerpt"] mark')).to_have_text([review.closest])

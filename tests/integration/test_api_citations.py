@@ -86,6 +86,8 @@ def test_the_report_resolves_all_three_href_forms_and_flags_later_and_mangled_on
         ("mangled", "malformed"),
     ]
     shared, user_content, native, later, mangled = entry["citations"]
+    # One numbering: the thread's, in order of first citation.
+    assert [c["number"] for c in entry["citations"]] == [1, 1, 2, None, None]
     assert shared["href"] == f"#knowledge-source-{shared_id}"
     assert user_content["href"] == f"#user-content-knowledge-source-{shared_id}"
     assert (
@@ -121,7 +123,10 @@ def test_the_report_resolves_all_three_href_forms_and_flags_later_and_mangled_on
     assert later["source"] is None
     assert "later tool message" in later["reason"]
     assert mangled["source"] is None
-    assert mangled["reason"] == "The link looks like a knowledge citation but is not in an accepted form."
+    # The reason says what is wrong with the handle, not only that something is.
+    assert mangled["reason"] == "The handle has upper-case letters; handles are lower case (0-9 and a-f)."
+    assert mangled["number"] is None
+    assert later["number"] is None
 
 
 def test_only_ai_messages_are_reported(api_client: Client, thread: Thread) -> None:
@@ -141,8 +146,10 @@ def test_an_unresolved_citation_without_any_evidence_says_so(api_client: Client,
     (citation,) = api_client.get(f"/api/threads/{thread.id}/citations").json()["messages"][0]["citations"]
     assert citation["state"] == "unresolved"
     assert (
-        citation["reason"] == "No earlier tool message in this thread holds valid evidence for this citation."
+        citation["reason"]
+        == "No tool message before this answer in the thread holds evidence for this source."
     )
+    assert citation["number"] is None
 
 
 def test_the_report_costs_two_queries_no_cache_round_trip_and_no_parse_however_many_tool_messages(

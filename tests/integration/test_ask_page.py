@@ -10,44 +10,36 @@ from django.test import Client
 
 from knowledgeweb.answers.extractive import NOTHING_FOUND
 from knowledgeweb.bindings.models import KnowledgeBinding
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.library.provider import LocalProvider
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from knowledgeweb.library.services import ChunkDraft
 from knowledgeweb.providers.errors import ProviderTimeoutError, ProviderUnavailableError
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations
 from knowledgeweb.web.ask import NO_BINDINGS, SourceChoice
+from tests.factories import BindingFactory, CollectionFactory, logged_in
 
 ASK = "/ask/"
 
 
 @pytest.fixture
 def corpus(db: None) -> None:
-    collection = collection_get_or_create(name="Field guide")
-    for title, text, page in [
-        ("Owls", "Owls hunt at night. Their soft feathers make their flight silent.", 4),
-        ("Herons", "Herons wade in shallow water and spear fish with their bills.", None),
-    ]:
-        document_ingest(
-            collection=collection,
-            source_key=title,
-            content_hash=title,
-            title=title,
-            source_url="",
-            chunks=[ChunkDraft(text, page=page)],
-        )
+    CollectionFactory.create(
+        name="Field guide",
+        documents={
+            "Owls": ChunkDraft("Owls hunt at night. Their soft feathers make their flight silent.", page=4),
+            "Herons": "Herons wade in shallow water and spear fish with their bills.",
+        },
+    )
 
 
 @pytest.fixture
 def binding(user: User) -> KnowledgeBinding:
-    return binding_create(name="local-guide", provider="local", tools=["knowledge_search"], users=[user])
+    return BindingFactory.create(name="local-guide", users=[user])
 
 
 @pytest.fixture
 def client(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return logged_in(user)
 
 
 def _nothing_written() -> bool:
@@ -70,14 +62,8 @@ def test_the_ask_page_needs_a_login(db: None) -> None:
 def test_the_picker_offers_only_the_users_usable_bindings(
     client: Client, binding: KnowledgeBinding, other_user: User
 ) -> None:
-    binding_create(name="someone-elses", provider="local", tools=["knowledge_search"], users=[other_user])
-    binding_create(
-        name="switched-off",
-        provider="local",
-        tools=["knowledge_search"],
-        users=[binding.users.get()],
-        enabled=False,
-    )
+    BindingFactory.create(name="someone-elses", users=[other_user])
+    BindingFactory.create(name="switched-off", users=[binding.users.get()], enabled=False)
 
     html = client.get(ASK).content.decode()
 
@@ -181,7 +167,7 @@ def test_without_bindings_the_page_says_so_and_a_post_writes_nothing(client: Cli
 def test_a_binding_that_is_not_the_users_is_refused_and_nothing_is_written(
     client: Client, binding: KnowledgeBinding, other_user: User, corpus: None
 ) -> None:
-    binding_create(name="bobs", provider="local", tools=["knowledge_search"], users=[other_user])
+    BindingFactory.create(name="bobs", users=[other_user])
 
     response = client.post(ASK, {"question": "owls", "binding": "bobs"})
 

@@ -8,25 +8,20 @@ from django.contrib.auth.models import User
 from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import question_answer
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import read_sources
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.threads.models import Message, Thread
+from tests.factories import BindingFactory, CollectionFactory
 
 
 @pytest.fixture
 def bound(user: User) -> User:
-    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
-    collection = collection_get_or_create(name="notes")
-    for number in range(6):
-        document_ingest(
-            collection=collection,
-            source_key=f"n{number}",
-            content_hash=f"n{number}",
-            title=f"Note {number}",
-            source_url="",
-            chunks=[ChunkDraft(f"Kingfishers dive for fish, note {number}. " * 8)],
-        )
+    BindingFactory.create(name="local", users=[user])
+    CollectionFactory.create(
+        name="notes",
+        documents={
+            f"Note {number}": f"Kingfishers dive for fish, note {number}. " * 8 for number in range(6)
+        },
+    )
     return user
 
 

@@ -14,11 +14,10 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.composer.models import AnswerModel
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Message, Thread
+from tests.factories import BindingFactory, CollectionFactory
 from tests.standins.chat_server import ChatStandin, Reply, citing_model, serve, sources_in
 
 KEY_ENV = "KNOWLEDGEWEB_KEY_TESTMODEL"
@@ -31,31 +30,16 @@ def corpus(user: User) -> User:
 
 
 def _corpus(user: User) -> User:
-    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
-    collection = collection_get_or_create(name="birds")
+    BindingFactory.create(name="local", users=[user])
+    documents: dict[str, str] = {}
     for number in range(3):
-        document_ingest(
-            collection=collection,
-            source_key=f"k{number}",
-            content_hash=f"k{number}",
-            title=f"Kingfisher note {number}",
-            source_url="",
-            chunks=[
-                ChunkDraft(
-                    f"Kingfishers dive for fish from a perch, note {number}. They nest in river banks."
-                )
-            ],
+        documents[f"Kingfisher note {number}"] = (
+            f"Kingfishers dive for fish from a perch, note {number}. They nest in river banks."
         )
-        document_ingest(
-            collection=collection,
-            source_key=f"h{number}",
-            content_hash=f"h{number}",
-            title=f"Heron note {number}",
-            source_url="",
-            chunks=[
-                ChunkDraft(f"Herons wade in shallow water to hunt, note {number}. They stand very still.")
-            ],
+        documents[f"Heron note {number}"] = (
+            f"Herons wade in shallow water to hunt, note {number}. They stand very still."
         )
+    CollectionFactory.create(name="birds", documents=documents)
     return user
 
 
@@ -329,14 +313,8 @@ def test_refusals_before_the_stream_say_why_and_write_nothing(
 def test_context_over_budget_sends_nothing_and_says_why(web: Client, corpus: User) -> None:
     with serve(citing_model) as server:
         _model(server, corpus, context_budget=500)
-        collection = collection_get_or_create(name="birds")
-        document_ingest(
-            collection=collection,
-            source_key="long",
-            content_hash="long",
-            title="Long",
-            source_url="",
-            chunks=[ChunkDraft("Grebes dive and swim and dive again. " * 30)],
+        CollectionFactory.create(
+            name="birds", documents={"Long": "Grebes dive and swim and dive again. " * 30}
         )
         events = _events(
             web.post("/ask/stream/", {"question": "grebes", "binding": "local", "composer": "m"})

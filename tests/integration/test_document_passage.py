@@ -17,49 +17,34 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.library.models import Chunk, Collection, Document
 from knowledgeweb.library.passages import passage_path, text_digest
 from knowledgeweb.library.selectors import PASSAGE_WINDOW, passage_locate
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest, file_ingest
+from knowledgeweb.library.services import collection_get_or_create, file_ingest
+from tests.factories import BindingFactory, CollectionFactory, DocumentFactory, logged_in
 from tests.pdf_writer import pdf_bytes
 
 pytestmark = pytest.mark.django_db
 
-MARK = re.compile(r'<mark id="passage" class="passage" tabindex="-1">(.*?)</mark>', re.S)
-CHUNK = re.compile(r'<p class="document-chunk">(.*?)</p>', re.S)
+MARK = re.compile(
+    r'<p class="document-chunk passage" id="passage" tabindex="-1" data-passage-chunk>'
+    r'<mark class="passage-mark">(.*?)</mark></p>',
+    re.S,
+)
+CHUNK = re.compile(r'<p class="document-chunk[^"]*"[^>]*>(.*?)</p>', re.S)
 GAP = re.compile(r'data-document-gap="(\w+)"')
 
 
 def _document(
     collection: Collection, title: str, texts: list[str], *, source_url: str = "", key: str | None = None
 ) -> Document:
-    return document_ingest(
-        collection=collection,
-        source_key=key or title,
-        content_hash=key or title,
-        title=title,
-        source_url=source_url,
-        chunks=[ChunkDraft(text) for text in texts],
-    ).document
+    return DocumentFactory.create(
+        collection=collection, title=title, texts=texts, source_url=source_url, source_key=key or title
+    )
 
 
 def _local(name: str, user: User, *collections: Collection) -> None:
-    scope: dict[str, Any] = (
-        {
-            "scope": "selected",
-            "selection": [{"dataset_id": str(c.pk), "document_ids": []} for c in collections],
-        }
-        if collections
-        else {}
-    )
-    binding_create(name=name, provider="local", tools=["knowledge_search"], users=[user], **scope)
-
-
-def _client(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    BindingFactory.create(name=name, users=[user], collections=collections)
 
 
 def _get(client: Client, collection: str, excerpt: str) -> Any:
@@ -95,9 +80,9 @@ def hr() -> Collection:
 
 @pytest.fixture
 def public() -> Collection:
-    collection = collection_get_or_create(name="public")
-    _document(collection, "Handbook", ["The engineer handbook explains onboarding."])
-    return collection
+    return CollectionFactory.create(
+        name="public", documents={"Handbook": "The engineer handbook explains onboarding."}
+    )
 
 
 PASSAGE = "Quarterly salary bands\nfor every engineer.\n\nSecond paragraph."
@@ -106,7 +91,7 @@ PASSAGE = "Quarterly salary bands\nfor every engineer.\n\nSecond paragraph."
 def test_the_reader_sees_the_passage_marked_in_its_document(user: User, hr: Collection) -> None:
     _local("alice-hr", user, hr)
 
-    response = _get(_client(user), "hr", PASSAGE)
+    response = _get(logged_in(user), "hr", PASSAGE)
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -115,7 +100,7 @@ def test_the_reader_sees_the_passage_marked_in_its_document(user: User, hr: Coll
     # The text around it, in document order, each chunk with its line breaks as stored.
     assert [html.unescape(t) for t in CHUNK.findall(page)] == [
         "Intro paragraph.",
-        f'<mark id="passage" class="passage" tabindex="-1">{PASSAGE}</mark>',
+        f'<mark class="passage-mark">{PASSAGE}</mark>',
         "Closing words.",
     ]
     assert '<h1 id="document-title">Salaries</h1>' in page
@@ -138,7 +123,7 @@ def test_the_reader_sees_the_passage_marked_in_its_document(user: User, hr: Coll
 def test_a_scope_all_binding_opens_every_collection(user: User, hr: Collection, public: Collection) -> None:
     _local("alice-all", user)
 
-    response = _get(_client(user), "public", "The engineer handbook explains onboarding.")
+    response = _get(logged_in(user), "public", "The engineer handbook explains onboarding.")
 
     assert response.status_code == 200
     assert _marked(response.content.decode()) == ["The engineer handbook explains onboarding."]
@@ -156,9 +141,9 @@ def test_every_refusal_is_the_same_404(
 ) -> None:
     _local("alice-public", user, public)
     _local("bob-hr", other_user, hr)
-    client = _client(user)
+    client = logged_in(user)
     good = text_digest(PASSAGE)
-    assert _get(_client(other_user), "hr", PASSAGE).status_code == 200
+    assert _get(logged_in(other_user), "hr", PASSAGE).status_code == 200
 
     refusals = [
         # A collection alice's bindings do not serve, though the passage is there.
@@ -187,7 +172,7 @@ def test_a_reader_without_a_local_binding_gets_404_and_a_visitor_the_sign_in(
     user: User, other_user: User, hr: Collection
 ) -> None:
     _local("alice-hr", user, hr)
-    assert _get(_client(other_user), "hr", PASSAGE).status_code == 404
+    assert _get(logged_in(other_user), "hr", PASSAGE).status_code == 404
 
     response = _get(Client(), "hr", PASSAGE)
 
@@ -199,7 +184,7 @@ def test_the_page_is_read_only(user: User, hr: Collection) -> None:
     _local("alice-hr", user, hr)
     path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
 
-    assert _client(user).post(path).status_code == 405
+    assert logged_in(user).post(path).status_code == 405
 
 
 def test_an_identical_chunk_in_two_documents_opens_the_lowest_document_id(user: User, hr: Collection) -> None:
@@ -211,7 +196,7 @@ def test_an_identical_chunk_in_two_documents_opens_the_lowest_document_id(user: 
 
     assert located is not None
     assert (located.document_id, located.ordinal) == (first.pk, 1)
-    page = _get(_client(user), "hr", "Shared words.").content.decode()
+    page = _get(logged_in(user), "hr", "Shared words.").content.decode()
     assert '<h1 id="document-title">Copy A</h1>' in page
     assert "Only in A." in page
     assert "Before in B." not in page
@@ -234,7 +219,7 @@ def test_a_long_text_shows_a_window_around_the_passage_and_says_what_is_hidden(
 ) -> None:
     _local("alice-hr", user, hr)
     _document(hr, "Long", [f"Paragraph {n}." for n in range(1, 101)])
-    client = _client(user)
+    client = logged_in(user)
 
     page = _get(client, "hr", "Paragraph 50.").content.decode()
 
@@ -273,7 +258,7 @@ def test_a_pdf_passage_is_shown_with_its_page_and_the_pages_either_side(user: Us
     cited = document.chunks.get(page=3)
     assert cited.text == "Page 3 opens here.\n\nPage 3 closes here."
 
-    response = _get(_client(user), "books", cited.text)
+    response = _get(logged_in(user), "books", cited.text)
 
     page = response.content.decode()
     assert response.status_code == 200
@@ -294,7 +279,7 @@ def test_a_passage_on_the_first_pdf_page_has_only_a_following_neighbour(user: Us
     _local("alice-books", user, document.collection)
     cited = document.chunks.get(page=1)
 
-    page = _get(_client(user), "books", cited.text).content.decode()
+    page = _get(logged_in(user), "books", cited.text).content.decode()
 
     assert _sections(page) == [1, 2]
     assert _gaps(page) == ["later"]
@@ -310,7 +295,7 @@ def test_hostile_document_text_title_and_collection_are_escaped(user: User) -> N
     )
     _local("alice", user, collection)
 
-    response = _get(_client(user), collection.name, HOSTILE)
+    response = _get(logged_in(user), collection.name, HOSTILE)
 
     page = response.content.decode()
     assert response.status_code == 200
@@ -345,3 +330,67 @@ def test_passage_path_names_the_collection_and_digest() -> None:
     # Any string has a digest and a link, even one no chunk can hold.
     assert text_digest("lone \ud800") != text_digest("lone ")
     assert passage_path(collection_name="x\udc00", excerpt="\ud800").endswith("#passage")
+
+
+def _cited_thread(user: User) -> tuple[Any, Any]:
+    from knowledgeweb.threads.services import message_append, thread_create
+
+    thread = thread_create(owner=user, title="Salary question")
+    message_append(thread=thread, type="human", content="Bands?")
+    first = message_append(thread=thread, type="ai", content="No idea.")
+    second = message_append(thread=thread, type="ai", content="Bands exist.")
+    assert first.seq < second.seq
+    return thread, second
+
+
+def test_only_the_sentences_named_by_the_link_are_marked_and_the_way_back_names_the_answer(
+    user: User, hr: Collection
+) -> None:
+    _local("alice-hr", user, hr)
+    thread, answer = _cited_thread(user)
+    path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
+    anchor = f"cite-{answer.id.hex}-1"
+    page = logged_in(user).get(f"{path}&thread={thread.id}&cite={anchor}&sentences=1").content.decode()
+    chunk = re.search(r'<p class="document-chunk passage" id="passage"[^>]*>(.*?)</p>', page, re.S)
+    assert chunk is not None
+    # Sentence 0 is "Quarterly salary bands\nfor every engineer.", 1 is "Second paragraph.".
+    assert re.findall(r'<mark class="passage-mark">(.*?)</mark>', chunk.group(1), re.S) == [
+        "Second paragraph."
+    ]
+    assert html.unescape(re.sub(r"<[^>]+>", "", chunk.group(1))) == PASSAGE
+    line = re.search(r'<p class="document-citing" data-document-citing>(.*?)</p>', page, re.S)
+    assert line is not None
+    assert "Cited in “Salary question”, answer 2" in line.group(1)
+    assert (
+        f'href="/threads/{thread.id}/#{anchor}" data-action="back-to-citation">Back to the citation</a>'
+        in (line.group(1))
+    )
+    # The title sits in the sticky bar with the way back.
+    assert re.search(
+        r'<div class="document-bar" data-document-bar>\s*<h1 id="document-title">Salaries</h1>', page
+    )
+
+
+def test_a_thread_or_answer_the_reader_may_not_see_answers_the_same_404(
+    user: User, other_user: User, hr: Collection
+) -> None:
+    _local("alice-hr", user, hr)
+    _local("bob-hr", other_user, hr)
+    mine, answer = _cited_thread(user)
+    theirs, their_answer = _cited_thread(other_user)
+    path = passage_path(collection_name="hr", excerpt=PASSAGE).removesuffix("#passage")
+    client = logged_in(user)
+    refused = [
+        f"{path}&thread={theirs.id}&cite=cite-{their_answer.id.hex}-1",  # another reader's thread
+        f"{path}&thread={mine.id}&cite=cite-{their_answer.id.hex}-1",  # an answer not in my thread
+        f"{path}&thread={mine.id}&cite=cite-{'0' * 32}-1",  # no such answer
+        f"{path}&thread={mine.id}&cite=<script>",  # not an anchor
+        f"{path}&thread=not-a-uuid&cite=cite-{answer.id.hex}-1",
+        f"{path}&cite=cite-{answer.id.hex}-1",  # no thread
+    ]
+    for url in refused:
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert "Salary question" not in response.content.decode()
+    ok = client.get(f"{path}&thread={mine.id}&cite=cite-{answer.id.hex}-1")
+    assert ok.status_code == 200

@@ -14,53 +14,35 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from knowledgeweb.accounts.services import token_create
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.library.models import Collection
 from knowledgeweb.library.selectors import collections_for_user
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
+from tests.factories import BindingFactory, CollectionFactory, TokenFactory
 
 pytestmark = pytest.mark.django_db
 
 ADD_URL = "/admin/bindings/knowledgebinding/add/"
 
 
-def _document(collection: Collection, title: str, text: str) -> None:
-    document_ingest(
-        collection=collection,
-        source_key=title,
-        content_hash=title,
-        title=title,
-        source_url="",
-        chunks=[ChunkDraft(text)],
-    )
-
-
 @pytest.fixture
 def hr() -> Collection:
-    collection = collection_get_or_create(name="hr")
-    _document(collection, "Salaries", "Quarterly salary bands for every engineer.")
-    return collection
+    return CollectionFactory.create(
+        name="hr", documents={"Salaries": "Quarterly salary bands for every engineer."}
+    )
 
 
 @pytest.fixture
 def public() -> Collection:
-    collection = collection_get_or_create(name="public")
-    _document(collection, "Handbook", "The engineer handbook explains onboarding.")
-    return collection
-
-
-def selected(*collections: Collection) -> list[dict[str, Any]]:
-    return [{"dataset_id": str(c.pk), "document_ids": []} for c in collections]
+    return CollectionFactory.create(
+        name="public", documents={"Handbook": "The engineer handbook explains onboarding."}
+    )
 
 
 def local(name: str, user: User, *collections: Collection, **extra: Any) -> KnowledgeBinding:
-    scope: dict[str, Any] = {"scope": "selected", "selection": selected(*collections)} if collections else {}
-    return binding_create(
-        name=name, provider="local", tools=["knowledge_search"], users=[user], **scope, **extra
-    )
+    """A local binding for ``user``: every collection, or the ``collections`` given."""
+    return BindingFactory.create(name=name, users=[user], collections=collections, **extra)
 
 
 def titles(user: User) -> set[str]:
@@ -96,11 +78,14 @@ def test_the_api_search_reaches_only_the_selected_collection(
     local("alice-hr", user, hr)
     local("bob-public", other_user, public)
     for owner, expected in ((user, "Salaries"), (other_user, "Handbook")):
-        _, raw = token_create(user=owner, name="t")
-        response = Client(HTTP_AUTHORIZATION=f"Bearer {raw}").post(
-            "/api/knowledge/search",
-            {"tool": "knowledge_search", "query": "engineer"},
-            content_type="application/json",
+        response = (
+            TokenFactory.create(user=owner)
+            .client()
+            .post(
+                "/api/knowledge/search",
+                {"tool": "knowledge_search", "query": "engineer"},
+                content_type="application/json",
+            )
         )
         assert response.status_code == 200, response.content
         found = {s["title"] for s in response.json()["artifact"]["knowledge_sources"]}
@@ -130,7 +115,7 @@ def test_a_renamed_collection_stays_selected_and_a_deleted_one_is_not_searched(
     assert titles(user) == {"Salaries"}
     Collection.objects.filter(pk=hr.pk).delete()
     # A new collection under the old name is not opened to the old selection.
-    _document(collection_get_or_create(name="hr"), "New salaries", "Salary bands for an engineer.")
+    CollectionFactory.create(name="hr", documents={"New salaries": "Salary bands for an engineer."})
     assert titles(user) == set()
     assert collections_for_user(user) == set()
 

@@ -32,9 +32,13 @@ from knowledgeweb.library.models import Chunk
 from knowledgeweb.mcp_server.identity import caller_authenticate
 from knowledgeweb.mcp_server.tools import TOOLS, tool_call
 from knowledgeweb.threads.models import Message, MessageRender, Thread
+from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_outline, thread_renders
 from tests.renderers import renderer_changed
+
+#: The running renderer's version: a "changed renderer" is the next one.
+V = version.RENDERER_VERSION
 
 pytestmark = pytest.mark.django_db
 
@@ -137,9 +141,9 @@ def test_no_get_route_and_no_read_tool_writes_to_the_database(
 ) -> None:
     stored = sorted(MessageRender.objects.values_list("message_id", "renderer_version", "html"))
     if deploy == "older renderer":
-        renderer_changed(monkeypatch, to=2)
+        renderer_changed(monkeypatch, to=V + 1)
     else:
-        renderer_changed(monkeypatch, to=2, min_safe=2)
+        renderer_changed(monkeypatch, to=V + 1, min_safe=V + 1)
     pages, admin, bearer = Client(), Client(), Client(HTTP_AUTHORIZATION=f"Bearer {seeded.token}")
     pages.force_login(seeded.owner)
     admin.force_login(seeded.admin)
@@ -206,12 +210,12 @@ def test_renders_below_the_minimum_safe_version_are_made_again_in_memory_exactly
     pages.force_login(seeded.owner)
     url = f"/threads/{seeded.thread.id}/"
     page = pages.get(url).content.decode()
-    renderer_changed(monkeypatch, to=2, min_safe=2)
+    renderer_changed(monkeypatch, to=V + 1, min_safe=V + 1)
 
     made = thread_renders(thread=seeded.thread, messages=messages)
     shown = pages.get(url).content.decode()
 
-    assert {row.renderer_version for row in made.values()} == {2}
+    assert {row.renderer_version for row in made.values()} == {V + 1}
     fields = ("html", "citations", "sources", "entries", "export")
     for message in messages:
         assert [getattr(made[message.id], f) for f in fields] == [

@@ -17,13 +17,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
-from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import RetrievalHit
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
 from knowledgeweb.retrieval import retrieval_search
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.review_scenarios import summaries_thread
+from tests.factories import BindingFactory, CollectionFactory, DocumentFactory, logged_in
 from tests.searches import hit_handles, record_search
 
 pytestmark = pytest.mark.django_db
@@ -43,9 +42,7 @@ def reader() -> User:
 
 @pytest.fixture
 def client_for(reader: User) -> Client:
-    client = Client()
-    client.force_login(reader)
-    return client
+    return logged_in(reader)
 
 
 def _tool(thread: Thread, *hits: RetrievalHit, query: str = "q", provider: str = "local") -> list[str]:
@@ -107,8 +104,14 @@ def test_citations_are_numbered_by_source_in_order_of_first_citation(
     assert "NASA" not in re.sub(r'data-label="[^"]*"', "", page.split('<aside class="sources-panel"')[0])
     assert "citation:" not in page.split('<aside class="sources-panel"')[0]
     # The panel numbers its entries the same way.
-    assert '<span class="source-number" data-source-number>[1]</span>' in _entry(page, speech)
-    assert '<span class="source-number" data-source-number>[2]</span>' in _entry(page, planets)
+    # The number opens the source with every claim citing it.
+    for handle, number in ((speech, 1), (planets, 2)):
+        source_id = handle.removeprefix("knowledge-source-")
+        assert (
+            f'<a class="source-number" data-source-number data-panel-source href="#{handle}" '
+            f'data-source-id="{source_id}" aria-label="Source [{number}]: open it with the claims citing it">'
+            f"[{number}]</a>"
+        ) in _entry(page, handle)
 
 
 def test_the_report_flags_a_label_that_names_another_source(reader: User) -> None:
@@ -122,7 +125,7 @@ def test_the_report_flags_a_label_that_names_another_source(reader: User) -> Non
         ("citation:1", False),
         ("Gettysburg", False),
     ]
-    page = _page(_logged_in(reader), thread)
+    page = _page(logged_in(reader), thread)
     assert _attribute_values(page, "data-label") == ["NASA Earth Fact Sheet, 2024"]
 
 
@@ -143,12 +146,6 @@ def _attribute_values(page: str, name: str) -> list[str]:
     return parser.values
 
 
-def _logged_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_each_answer_lists_its_references_and_each_source_its_backlinks(
     reader: User, client_for: Client
 ) -> None:
@@ -160,9 +157,10 @@ def test_each_answer_lists_its_references_and_each_source_its_backlinks(
     second = re.findall(r'<li><a href="#([^"]+)" data-answer-source="[^"]+">(.*?)</a>', sections[1])
     number = '<span class="citation-number">[{}]</span> {}'
     assert first == [(speech, number.format(1, "The Gettysburg Address"))]
+    # Listed by number, though the answer cites [2] first.
     assert second == [
-        (planets, number.format(2, "Planets primer")),
         (speech, number.format(1, "The Gettysburg Address")),
+        (planets, number.format(2, "Planets primer")),
     ]
     assert "local · Speeches" in sections[0]
 
@@ -198,38 +196,50 @@ def test_a_claim_sharing_no_word_with_its_source_marks_nothing(reader: User, cli
     assert "data-passage" not in _hooks(page)[0]
 
 
-def test_the_header_counts_verified_unverified_and_malformed(reader: User, client_for: Client) -> None:
+def test_the_header_counts_each_kind_of_problem_in_honest_words_and_the_walk_starts_at_the_first(
+    reader: User, client_for: Client
+) -> None:
     thread, speech, _ = _two_answers(reader)
     message_append(
         thread=thread,
         type="ai",
         content=f"A guess [x](#knowledge-source-{'0' * 32}) and [y](#knowledge-source-bad) and [z](#{speech}).",
     )
+    message_append(thread=thread, type="ai", content="Nothing cited here at all.")
     page = _page(client_for, thread)
     tally = re.search(r"<p class=\"citation-tally\" data-citation-tally>(.*?)</p>", page, re.S)
     assert tally is not None
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", tally.group(1))).strip()
-    assert text == "4 verified · 1 unverified · 1 malformed · Next unverified"
-    first_unverified = re.search(
-        r'<button type="button" class="citation" data-citation="unresolved" id="([^"]+)"', page
+    assert text == (
+        "4 source found · 1 no source · 1 malformed · 1 label names another source · 1 answer without citations"
     )
-    assert first_unverified is not None
-    assert f'href="#{first_unverified.group(1)}" class="next-unverified"' in page
+    assert "verified" not in page.lower().replace("unverified", "")
+    # The walk's stops, in page order: the mismatched label, the two unverified citations, the
+    # answer that cites nothing.
+    kinds = re.findall(r'data-issue="([a-z-]+)"', page)
+    assert kinds == ["label-mismatch", "unresolved", "malformed", "uncited"]
+    walk = re.search(r"<nav class=\"issue-walk\"[^>]*>(.*?)</nav>", page, re.S)
+    assert walk is not None
+    assert 'data-walk-total="4"' in page
+    first = re.search(r'<a class="citation" data-citation="resolved"[^>]* id="([^"]+)"[^>]*data-issue=', page)
+    assert first is not None
+    assert f'href="#{first.group(1)}" class="walk-step next-issue" data-walk="next"' in walk.group(1)
+    assert "4 issues to review" in walk.group(1)
 
 
 def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(
     reader: User, client_for: Client
 ) -> None:
-    collection = collection_get_or_create(name="Speeches & more")
-    document_ingest(
+    collection = CollectionFactory.create(name="Speeches & more")
+    DocumentFactory.create(
         collection=collection,
         source_key="speech.txt",
         content_hash="h",
         title='The "Gettysburg" Address',
         source_url='https://example.org/speech?a=1&b="2"',
-        chunks=[ChunkDraft('We are met on a great "battle-field" & more. Then more.')],
+        texts='We are met on a great "battle-field" & more. Then more.',
     )
-    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    BindingFactory.create(name="local", users=[reader])
     thread = thread_create(owner=reader, title="Documents")
     outcome = retrieval_search(
         user=reader, tool="knowledge_search", query="battle-field", thread_id=thread.id
@@ -243,12 +253,18 @@ def test_local_evidence_opens_in_its_document_and_web_evidence_at_its_passage(
     path = html_lib.unescape(document.group(1))
     assert path.startswith("/library/passage/?collection=Speeches+%26+more&digest=")
     assert path.endswith("#passage")
+    # The link names the thread, its first citation and the sentence closest to its claim.
+    assert f"&thread={thread.id}&cite=cite-" in path
+    assert "&sentences=0#passage" in path
     response = client_for.get(path.split("#")[0])
     assert response.status_code == 200
+    # Only that sentence is marked; the way back leads to the citation.
     assert re.search(
-        r'<mark id="passage"[^>]*>We are met on a great &quot;battle-field&quot; &amp; more\.',
+        r'<p class="document-chunk passage" id="passage"[^>]*><mark class="passage-mark">'
+        r"We are met on a great &quot;battle-field&quot; &amp; more\.</mark> Then more\.</p>",
         response.content.decode(),
     )
+    assert "Back to the citation</a>" in response.content.decode()
 
     at_passage = re.search(r'<a class="source-at-passage" data-field="url-passage" href="([^"]+)"', entry)
     assert at_passage is not None
@@ -314,7 +330,7 @@ def test_tool_summaries_count_what_the_budget_kept_and_name_an_empty_search(
 
 
 def test_the_view_records_the_query_redacted(reader: User) -> None:
-    binding = binding_create(name="local", provider="local", tools=["knowledge_search"], users=[reader])
+    binding = BindingFactory.create(name="local", users=[reader])
     assert binding.pk
     thread = thread_create(owner=reader, title="Q")
     outcome = retrieval_search(

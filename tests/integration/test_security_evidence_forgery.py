@@ -314,10 +314,12 @@ def test_lookalike_hrefs_are_malformed_and_render_as_inert_buttons(
     assert states(api_client, thread) == ["malformed"]
     html = page(user, thread)
     assert resolved_ids(html) == []
+    # The citation shows a word, never the answer's label or number; its reason names the label.
     assert re.search(
-        r'<button type="button" class="citation" data-citation="malformed" [^>]*>forged</button>', html
+        r'<button type="button" class="citation" data-citation="malformed" [^>]*>malformed</button>', html
     )
-    # The label is shown as text; the lookalike href is nowhere on the page as a link.
+    assert "The answer labelled it “forged”" in html
+    # The lookalike href is shown only as text in the reason, nowhere on the page as a link.
     assert not re.search(r'<a [^>]*href="[^"]*knowledge-source-' + record_id + r'[^"]', html)
 
 
@@ -365,7 +367,11 @@ def test_reference_style_links_resolve_only_against_real_evidence(
     assert states(api_client, thread) == ["resolved", "unresolved", "malformed"]
     html = page(user, thread)
     assert resolved_ids(html) == [record_id]
-    assert f"knowledge-source-{forged}" not in html
+    # The forged handle is named only as text, in its citation's reason (the raw href), never
+    # as a link or an anchor.
+    assert html.count(f"knowledge-source-{forged}") == 2  # the reason's handle slot and its href text
+    assert f'<code class="reason-href">#knowledge-source-{forged}</code>' in html
+    assert not re.search(rf'<a [^>]*href="[^"]*knowledge-source-{forged}', html)
 
 
 def test_a_label_never_establishes_evidence_and_the_report_shows_the_sources_own_title(

@@ -90,8 +90,9 @@ def assert_no_live_markup(html: str) -> None:
         ["question", "binding"] if follow_up else []
     )
     assert [attrs.get("src") for tag, attrs in parsed if tag == "script"] == [
+        "/static/knowledgeweb/walk.js",
         "/static/knowledgeweb/citations.js",
-        *(["/static/knowledgeweb/compose.js"] if follow_up else []),
+        *(["/static/knowledgeweb/compose.js", "/static/knowledgeweb/followup.js"] if follow_up else []),
     ]
     assert not [name for _, attrs in parsed for name in attrs if name.lower().startswith("on")]
     hrefs = [attrs.get("href") or "" for tag, attrs in parsed if tag == "a"]

@@ -248,16 +248,24 @@ def test_a_search_with_no_match_says_so(user: User, client: Client) -> None:
 def test_each_row_shows_its_stored_verdicts_and_last_update(user: User, client: Client) -> None:
     thread = thread_create(owner=user, title="Tallied")
     Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=12, citations_unresolved=3, citations_malformed=1
+        citations_resolved=12,
+        citations_unresolved=3,
+        citations_malformed=0,
+        citations_mismatched=2,
+        answers_uncited=1,
     )
     thread.refresh_from_db()
 
     with CaptureQueriesContext(connection) as queries:
         html = client.get("/").content.decode()
 
-    assert re.search(r'data-verdict="resolved">12 verified<', html)
-    assert re.search(r'data-verdict="unresolved">3 unverified<', html)
-    assert re.search(r'data-verdict="malformed">1 malformed<', html)
+    assert re.search(r'class="verdict verdict-resolved" data-verdict="resolved">12 source found<', html)
+    assert re.search(r'class="verdict verdict-unresolved" data-verdict="unresolved">3 no source<', html)
+    # A count of zero is neutral: no warning colour.
+    assert re.search(r'class="verdict" data-verdict="malformed">0 malformed<', html)
+    assert re.search(r'data-verdict="label-mismatch">2 labels name another source<', html)
+    assert re.search(r'data-verdict="uncited">1 answer without citations<', html)
+    assert "verified" not in html
     assert f'datetime="{thread.updated_at.isoformat()}"' in html
     assert "threads_message" not in " ".join(q["sql"] for q in queries.captured_queries)
 
@@ -289,3 +297,54 @@ def test_a_search_holding_nul_finds_nothing_instead_of_failing(user: User, api_c
     client = Client()
     client.force_login(user)
     assert client.get("/", {"q": "a\x00b"}).status_code == 200
+
+
+def test_the_search_matches_what_a_reader_sees_never_link_targets_or_citation_labels(
+    user: User, client: Client
+) -> None:
+    cited = thread_create(owner=user, title="Cited")
+    message_append(
+        thread=cited,
+        type="ai",
+        content=(
+            f"Backups last thirty days [citation:policy](#knowledge-source-{'a' * 32}) and the "
+            "[handbook](https://handbook.example/retention) agrees."
+        ),
+    )
+    plain = thread_create(owner=user, title="Plain")
+    message_append(thread=plain, type="human", content="Do backups last thirty days?")
+
+    def found(q: str) -> list[str]:
+        html = client.get("/", {"q": q}).content.decode()
+        return re.findall(r'class="thread-link" href="[^"]+">([^<]+)</a>', html)
+
+    # Hidden markup: a citation's label, an href, a link target's host.
+    assert found("citation") == []
+    assert found("knowledge-source") == []
+    assert found("handbook.example") == []
+    assert found("policy") == []
+    # What a reader sees: the words, and a link's own label.
+    assert sorted(found("thirty days")) == ["Cited", "Plain"]
+    assert found("handbook") == ["Cited"]
+
+
+def test_the_search_shows_a_snippet_around_the_match_and_says_how_many_match(
+    user: User, client: Client
+) -> None:
+    long = thread_create(owner=user, title="Long")
+    words = " ".join(f"word{n}" for n in range(60))
+    message_append(thread=long, type="ai", content=f"{words} the albatross flies far {words}")
+    html = client.get("/", {"q": "ALBATROSS"}).content.decode()
+    assert re.search(r"1 thread matches “ALBATROSS”", html)
+    (snippet,) = re.findall(r'<p class="thread-snippet" data-snippet>(.*?)</p>', html, re.S)
+    assert "<mark>albatross</mark>" in snippet
+    assert snippet.startswith("…word")
+    assert snippet.endswith("…")
+    assert len(re.sub(r"<[^>]+>", "", snippet)) <= 2 * 60 + len("albatross") + 2
+
+    other = thread_create(owner=user, title="Albatross facts")
+    message_append(thread=other, type="human", content="Tell me about it.")
+    html = client.get("/", {"q": "albatross"}).content.decode()
+    assert re.search(r"2 threads match “albatross”", html)
+    # A title match needs no snippet: the title is shown.
+    assert html.count("data-snippet") == 1

@@ -153,7 +153,8 @@ def test_the_markdown_export_numbers_resolved_citations_and_lists_their_evidence
     answer = section(text, "## 4. AI")
     assert answer == (
         f"Per the guide {marker(tag, 1)} and again {marker(tag, 1)}, also other {marker(tag, 2)} "
-        f"and manual p.7 {marker(tag, 3)}. Not missing, not broken, and `[code](#{guide})` stays code."
+        f"and manual p.7 {marker(tag, 3)}. Not \\[no source: missing\\], not \\[malformed: broken\\], "
+        f"and `[code](#{guide})` stays code."
     )
     references = text.split(f"## {REFERENCES_HEADING}\n\n", 1)[1]
     assert references.split("\n\n", 1)[1].startswith(
@@ -329,7 +330,8 @@ def test_reference_style_citations_resolve_like_inline_ones_and_their_definition
         f"Full the guide {marker(tag, 1)}, collapsed Other {marker(tag, 2)}, shortcut manual {marker(tag, 3)}, "
         f"again guide again {marker(tag, 1)}.\n"
         # Other links stay links; the export writes them inline.
-        "Unresolved missing and gone, malformed broken, and a [site](https://example.org/site) link stays."
+        "Unresolved \\[no source: missing\\] and \\[no source: gone\\], malformed \\[malformed: broken\\], "
+        "and a [site](https://example.org/site) link stays."
     )
     assert "\\[3\\] manual.pdf" in text
     # The export and the citation report read the same citations the same way.
@@ -378,22 +380,18 @@ def test_a_reply_cut_off_inside_a_code_block_is_closed_before_the_references(
     )
 
 
-def test_a_message_that_would_still_render_a_forged_marker_is_shown_verbatim_then_its_numbered_citations(
+def test_an_unresolved_citation_before_a_forged_marker_keeps_its_marker_and_forges_no_link(
     thread: Thread, append_retrieval: Append
 ) -> None:
     guide, other = message_sources(append_retrieval(thread, RESULT))
-    # Unwrapping the unresolved citation would join "[1]" to "(#ref-1)" into a new link.
+    # Unwrapping the unresolved citation into its bare label would join "[1]" to "(#ref-1)" into
+    # a new link; its "no source" marker ends in an escaped bracket, so nothing joins.
     content = f"Per [other](#{other}), [[1]](#knowledge-source-{'0' * 32})(#ref-1)"
     message_append(thread=thread, type="ai", content=f"Per [the guide](#{guide}).")
     message_append(thread=thread, type="ai", content=content)
     text = thread_export(thread=thread, format="markdown").content
     tag = anchor_tag(text)
-    # The text as written, inert in a code block; then the one citation the report and the
-    # page resolve, with its number, so the three still agree.
-    assert section(text, "## 3. AI") == (
-        f"*Shown verbatim: this message's Markdown could not be rendered safely.*\n\n```text\n{content}\n```"
-        f"\n\n*Citations in this message that knowledgeweb resolved:* other {marker(tag, 2)}."
-    )
+    assert section(text, "## 3. AI") == f"Per other {marker(tag, 2)}, \\[no source: [1]\\](#ref-1)"
     assert reference_links(text) == [
         RenderedLink(f"#ref-{tag}-1", "[1]"),
         RenderedLink(f"#ref-{tag}-2", "[2]"),

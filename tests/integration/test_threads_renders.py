@@ -17,10 +17,14 @@ from knowledgeweb.knowledge import RetrievalHit, RetrievalResult
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.evidence import evidence_cache_key, messages_sources
 from knowledgeweb.threads.models import Message, MessageRender, Thread
+from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.rendering.tools import PREVIEW_CHARS
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.renderers import renderer_changed
+
+#: The running renderer's version: a "changed renderer" is the next one.
+V = version.RENDERER_VERSION
 
 pytestmark = pytest.mark.django_db
 
@@ -49,15 +53,15 @@ def test_rerender_backfills_stale_and_missing_renders_and_is_safe_to_run_again(
     for thread in threads:
         _cited(thread, append_retrieval)
     MessageRender.objects.filter(thread=threads[0]).delete()  # written before renders were stored
-    renderer_changed(monkeypatch, to=2)
+    renderer_changed(monkeypatch, to=V + 1)
     out, err = StringIO(), StringIO()
 
     call_command("rerender", stdout=out, stderr=err)
 
     assert "6 message(s) rendered in 3 thread(s)" in out.getvalue()
     assert "[##############################] 3/3" in err.getvalue()  # the progress bar
-    assert "Renderer version 2: 6 message(s)" in out.getvalue()
-    assert set(MessageRender.objects.values_list("renderer_version", flat=True)) == {2}
+    assert f"Renderer version {V + 1}: 6 message(s)" in out.getvalue()
+    assert set(MessageRender.objects.values_list("renderer_version", flat=True)) == {V + 1}
     assert MessageRender.objects.count() == 6
     for thread in threads:
         thread.refresh_from_db()

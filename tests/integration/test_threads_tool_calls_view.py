@@ -158,7 +158,10 @@ def test_hostile_tool_names_arguments_ids_and_parts_render_as_inert_text(user: U
     text = page(user, thread)
     parsed = tags(text)
     assert {tag for tag, _ in parsed}.isdisjoint({"img", "svg", "iframe", "object", "embed", "style"})
-    assert [a.get("src") for tag, a in parsed if tag == "script"] == ["/static/knowledgeweb/citations.js"]
+    assert [a.get("src") for tag, a in parsed if tag == "script"] == [
+        "/static/knowledgeweb/walk.js",
+        "/static/knowledgeweb/citations.js",
+    ]
     assert not [name for _, attrs in parsed for name in attrs if name.lower().startswith("on")]
     hrefs = [a.get("href") or "" for tag, a in parsed if tag == "a"]
     assert not [h for h in hrefs if "javascript" in h.lower() or "x.test" in h]

@@ -31,6 +31,7 @@ from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads import selectors
 from knowledgeweb.threads.evidence import validation_counter
 from knowledgeweb.threads.models import MessageRender, Thread
+from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from knowledgeweb.threads.services import message_append, thread_create, thread_import
@@ -38,6 +39,9 @@ from knowledgeweb.threads.services import messages as message_services
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.web.rendering.thread import render_thread
 from tests.renderers import renderer_changed
+
+#: The running renderer's version: a "changed renderer" is the next one.
+V = version.RENDERER_VERSION
 
 pytestmark = pytest.mark.django_db
 
@@ -131,20 +135,20 @@ def test_after_a_renderer_change_a_view_serves_the_stored_renders_until_the_rere
     before = _view(thread)
     render_counter.reset()
     validation_counter.reset()
-    renderer_changed(monkeypatch, to=2)
+    renderer_changed(monkeypatch, to=V + 1)
 
     with CaptureQueriesContext(connection) as queries:
         served = _view(thread)
 
     assert render_counter.count == 0  # served as stored: an older render is still safe
     assert not [q["sql"] for q in queries if not q["sql"].startswith("SELECT")]
-    assert _versions(thread) == {1}
+    assert _versions(thread) == {V}
     assert [v.html for v in served.messages] == [v.html for v in before.messages]
 
     assert thread_rerender(thread=thread) == 9
     assert render_counter.count == 3  # the three answers, each against the evidence before it
     assert validation_counter.count == 3  # the memo is per version: each tool message once more
-    assert _versions(thread) == {2}
+    assert _versions(thread) == {V + 1}
     render_counter.reset()
     after = _view(thread)
     assert render_counter.count == 0
@@ -157,21 +161,21 @@ def test_a_render_below_the_minimum_safe_version_is_rendered_for_each_view_and_n
     thread = _conversation(owner, 3)
     before = _view(thread)
     render_counter.reset()
-    renderer_changed(monkeypatch, to=2, min_safe=2)
+    renderer_changed(monkeypatch, to=V + 1, min_safe=V + 1)
 
     for views in (1, 2):
         with CaptureQueriesContext(connection) as queries:
             shown = _view(thread)
         assert render_counter.count == 3 * views
         assert not [q["sql"] for q in queries if not q["sql"].startswith("SELECT")]
-        assert _versions(thread) == {1}
+        assert _versions(thread) == {V}
         assert [v.html for v in shown.messages] == [v.html for v in before.messages]
 
     thread_rerender(thread=thread)
     render_counter.reset()
     _view(thread)
     assert render_counter.count == 0
-    assert _versions(thread) == {2}
+    assert _versions(thread) == {V + 1}
 
 
 def test_a_message_without_a_stored_render_is_rendered_in_memory_until_the_rerender(owner: User) -> None:
@@ -223,7 +227,7 @@ def test_the_reader_changing_re_validates_and_re_renders_tool_messages(
     thread = _conversation(owner, 2)
     # A reader that accepted nothing: every tool message unverified, no answer resolved.
     monkeypatch.setattr(selectors, "messages_sources", lambda messages: {m.id: {} for m in messages})
-    renderer_changed(monkeypatch, to=2)
+    renderer_changed(monkeypatch, to=V + 1)
     thread_rerender(thread=thread)
     before = _view(thread)
     assert all('data-hit-kind="unverified"' in v.html for v in before.messages if v.message.type == "tool")
@@ -233,7 +237,7 @@ def test_the_reader_changing_re_validates_and_re_renders_tool_messages(
 
     # The reader is corrected: a new version (and so a new memo namespace), the evidence validates again.
     monkeypatch.undo()
-    renderer_changed(monkeypatch, to=3)
+    renderer_changed(monkeypatch, to=V + 2)
     validation_counter.reset()
     thread_rerender(thread=thread)
     after = _view(thread)
@@ -356,9 +360,9 @@ def test_a_page_never_reads_artifacts_unless_a_stale_tool_message_must_be_valida
 
     assert artifact_reads() == []
     cache.clear()
-    renderer_changed(monkeypatch, to=2)  # older renders are served as stored: nothing to validate
+    renderer_changed(monkeypatch, to=V + 1)  # older renders are served as stored: nothing to validate
     assert artifact_reads() == []
-    renderer_changed(monkeypatch, to=2, min_safe=2)  # rendered in memory: the tool messages validated
+    renderer_changed(monkeypatch, to=V + 1, min_safe=V + 1)  # rendered in memory: the tool messages validated
     assert len(artifact_reads()) == 1  # the six tool messages' artifacts, together
     assert artifact_reads() == []  # their validation is memoized, though nothing was stored
 
@@ -386,7 +390,7 @@ def test_an_unreachable_shared_cache_costs_nothing_to_a_page_rendered_at_write(
     assert validation_counter.count == 0
 
     # Past a safety fix the unsafe tool messages are validated afresh, and the outage logged.
-    renderer_changed(monkeypatch, to=2, min_safe=2)
+    renderer_changed(monkeypatch, to=V + 1, min_safe=V + 1)
     response = client.get(f"/threads/{thread.id}/")
     assert response.status_code == 200
     assert response.content.decode().count('data-citation="resolved"') == 2

@@ -118,10 +118,14 @@ def test_it_renders_a_resolved_citation_and_its_panel_entry(reader: User, client
     assert hook.startswith(
         f'<a class="citation" data-citation="resolved" data-source-id="{source_id}" href="#{handle}" id="cite-'
     )
-    # The source's number and its own title, never the answer's label (kept for the dialog).
+    # The source's number and its own title, never the answer's label (kept for the dialog);
+    # the label names another source, so the hook carries the visible sign and the words.
     assert hook.endswith(
-        '><span class="citation-number">[1]</span><span class="visually-hidden"> cats.md</span></a>'
+        '><span class="citation-number">[1]</span><span class="visually-hidden"> cats.md</span>'
+        '<span class="citation-flag" aria-hidden="true">≠</span>'
+        '<span class="visually-hidden"> (label names another source)</span></a>'
     )
+    assert 'data-issue="label-mismatch"' in hook
     assert 'data-label="when content"' in hook
     assert ">when content<" not in html
     assert html.count(f'id="{handle}"') == 1
@@ -198,7 +202,8 @@ def test_it_links_relation_edges_to_their_evidence_and_marks_graph_facts(
     html = client_for.get(f"/threads/{thread.id}/").content.decode()
 
     assert f'id="hit-{message.id}-1"' in html
-    assert f'href="#hit-{message.id}-1" data-edge-evidence="1">[1] people.md</a>' in html
+    # A hit's retrieval position is "hit n", never a bracketed number a source could be confused with.
+    assert f'href="#hit-{message.id}-1" data-edge-evidence="1">hit 1 (people.md)</a>' in html
     assert html.count("unattributed graph fact") == 3
     # The reader sees the phrase the model read.
     assert "Evidence: none (no document evidence was retrieved for this relation)." in message.content

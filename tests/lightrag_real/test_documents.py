@@ -36,7 +36,7 @@ from tests.lightrag_real.conftest import API_KEY
 from tests.lightrag_real.servers import LightragServer
 from tests.live.conftest import RecordingTransport
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.real_lightrag, pytest.mark.django_db]
 
 QUESTION = "Who founded the Meridian Observatory?"
 DOCUMENT_MODES = ["local", "global", "hybrid", "naive", "mix"]

@@ -27,7 +27,7 @@ from tests.lightrag_real.servers import EMBEDDING_DIMENSION, corpus
 from tests.live.conftest import RecordingTransport
 from tests.standins.openai_server import content_words
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.real_lightrag, pytest.mark.django_db]
 
 TOOLS = ["knowledge_search", "entity_relations_search"]
 WRONG_KEY = "lightrag-wrong-key-0f9e8d7c6b5a"

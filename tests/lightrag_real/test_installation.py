@@ -24,6 +24,8 @@ from tests.lightrag_real.installation import (
     tiktoken_expectations,
 )
 
+pytestmark = pytest.mark.real_lightrag
+
 
 def test_npm_runs_of_ranks_become_tiktoken_lines() -> None:
     encoder = {"bpe_ranks": "! 0 IQ== Ig==\n! 5 Iw==", "special_tokens": {}, "pat_str": ""}

@@ -32,7 +32,7 @@ from tests.lightrag_real.checks import (
 from tests.lightrag_real.servers import LightragServer
 from tests.live.conftest import RecordingTransport
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.real_lightrag, pytest.mark.django_db]
 
 QUESTION = "How is Clara Voss connected to the Meridian Observatory?"
 

@@ -23,6 +23,8 @@ from tests.synthetic import (
     synthetic_lightrag_validation_error,
 )
 
+pytestmark = pytest.mark.real_lightrag
+
 QUESTION = "Who founded the Meridian Observatory?"
 MODES = ["local", "global", "hybrid", "naive", "mix"]
 

@@ -30,9 +30,7 @@ from django.db import connection
 from mcp import MCPError
 
 from knowledgeweb.accounts.models import ApiToken
-from knowledgeweb.accounts.services import token_create
-from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, document_ingest
+from tests.factories import BindingFactory, CollectionFactory, TokenFactory, UserFactory
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,24 +56,15 @@ class Setup:
 @pytest.fixture
 def setup(transactional_db: None) -> Setup:
     """Alice may search the local index through one binding; Bob has a token and no binding."""
-    collection = collection_get_or_create(name="Nature")
-    for title, text in DOCUMENTS:
-        document_ingest(
-            collection=collection,
-            source_key=title,
-            content_hash=title,
-            title=title,
-            source_url="",
-            chunks=[ChunkDraft(text)],
-        )
-    alice = User.objects.create_user("alice", password="alice-password-1")
-    bob = User.objects.create_user("bob", password="bob-password-1")
-    binding_create(name="nature", provider="local", tools=["knowledge_search"], users=[alice])
+    CollectionFactory.create(name="Nature", documents=dict(DOCUMENTS))
+    alice = UserFactory.create(username="alice")
+    bob = UserFactory.create(username="bob")
+    BindingFactory.create(name="nature", users=[alice])
     return Setup(
         alice=alice,
         bob=bob,
-        alice_token=token_create(user=alice, name="mcp")[1],
-        bob_token=token_create(user=bob, name="mcp")[1],
+        alice_token=TokenFactory.create(user=alice, name="mcp").raw,
+        bob_token=TokenFactory.create(user=bob, name="mcp").raw,
     )
 
 

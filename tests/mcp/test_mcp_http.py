@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
@@ -16,6 +17,8 @@ from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.threads.models import Thread
 from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
+
+pytestmark = pytest.mark.mcp
 
 MODERN = "2026-07-28"
 #: Generous: the machine running the suite may be busy.

@@ -18,6 +18,8 @@ from knowledgeweb.threads.models import Message, Thread
 from tests.mcp.conftest import QUERY, ROOT, Setup, SharedDatabase, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
 
+pytestmark = pytest.mark.mcp
+
 
 def _parameters(db: SharedDatabase, token: str, *args: str) -> StdioServerParameters:
     return StdioServerParameters(

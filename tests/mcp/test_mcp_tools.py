@@ -33,6 +33,8 @@ from tests.synthetic import (
     synthetic_lightrag_success,
 )
 
+pytestmark = pytest.mark.mcp
+
 
 def call(setup: Setup, name: str, arguments: dict[str, Any], *, agent: str | None = None) -> CallToolResult:
     server = build_server(caller_source=stdio_caller_source(raw_token=setup.alice_token, agent_name=agent))

@@ -187,7 +187,7 @@ def test_the_guard_refuses_a_changed_output_under_the_same_version(monkeypatch: 
     assert made != manifest["outputs_sha256"]
     problem = guard_problem(made, version.RENDERER_VERSION, manifest)
     assert problem is not None
-    assert "changed while RENDERER_VERSION stayed 1" in problem
+    assert f"changed while RENDERER_VERSION stayed {version.RENDERER_VERSION}" in problem
     # Raised, the version lets the change through to regeneration (and nothing else).
     raised = guard_problem(made, version.RENDERER_VERSION + 1, manifest)
     assert raised is not None
@@ -195,7 +195,9 @@ def test_the_guard_refuses_a_changed_output_under_the_same_version(monkeypatch: 
     assert "changed while" not in raised
     assert (
         guard_problem(
-            made, version.RENDERER_VERSION + 1, {**manifest, "outputs_sha256": made, "renderer_version": 2}
+            made,
+            version.RENDERER_VERSION + 1,
+            {**manifest, "outputs_sha256": made, "renderer_version": version.RENDERER_VERSION + 1},
         )
         is None
     )

@@ -16,7 +16,8 @@ from knowledgeweb.knowledge import (
     format_result,
     read_sources,
 )
-from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED
+from knowledgeweb.knowledge.citations import malformed_reason
+from knowledgeweb.threads.evidence import REASON_UNRESOLVED
 from knowledgeweb.threads.rendering.markdown import markdown_to_html
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content, render_counter
 
@@ -48,22 +49,33 @@ def _only(evidence: dict[str, Evidence]) -> Evidence:
     return source
 
 
-def _resolved_hook(source: Evidence, anchor: str = "cite-1", extra: str = "") -> str:
+def _resolved_hook(source: Evidence, anchor: str = "cite-1", extra: str = "", flag: str = "") -> str:
     """The resolved hook: the number slot the page fills and the source's own title."""
     return (
         f'<a class="citation" data-citation="resolved" data-source-id="{source.id}" '
         f'href="#{source.handle}" id="{anchor}"{extra}><span class="citation-number"></span>'
-        f'<span class="visually-hidden"> {escape(source.title)}</span></a>'
+        f'<span class="visually-hidden"> {escape(source.title)}</span>{flag}</a>'
     )
 
 
-def _inert_hook(state: str, label: str, reason: str, anchor: str = "cite-1") -> str:
-    name = "Unverified citation" if state == "unresolved" else "Malformed citation"
+_MISMATCH_FLAG = (
+    '<span class="citation-flag" aria-hidden="true">≠</span>'
+    '<span class="visually-hidden"> (label names another source)</span>'
+)
+
+
+def _inert_hook(state: str, label: str, reason: str, href: str, anchor: str = "cite-1") -> str:
+    """An unverified citation: a word, never the answer's label or number; its reason names the
+    label and the raw href."""
+    name, word = ("No source", "no source") if state == "unresolved" else ("Malformed citation", "malformed")
+    handle = href[1:] if state == "unresolved" else ""
+    because = f' data-reason-handle="{handle}"' if handle else ""
     return (
         f'<button type="button" class="citation" data-citation="{state}" id="{anchor}" '
-        f'popovertarget="{anchor}-reason" aria-describedby="{anchor}-reason">{label}</button>'
+        f'popovertarget="{anchor}-reason" aria-describedby="{anchor}-reason" data-issue="{state}">{word}</button>'
         f'<span class="citation-reason" id="{anchor}-reason" popover="auto" data-citation-reason="{state}">'
-        f"<strong>{name}: </strong>{reason}</span>"
+        f'<strong>{name}: </strong><span class="reason-text"{because}>{escape(reason, quote=False)}</span> '
+        f'The answer labelled it “{label}”; its link is <code class="reason-href">{escape(href)}</code>.</span>'
     )
 
 
@@ -103,9 +115,9 @@ def test_a_resolved_citation_never_shows_the_answers_label_which_the_dialog_keep
     rendered = render_assistant_content(
         f"[*NASA* `Earth Fact Sheet`](#{source.handle}) and [citation:cats](#{source.handle})", evidence
     )
-    mismatch = ' data-label="NASA Earth Fact Sheet"'
+    mismatch = ' data-label="NASA Earth Fact Sheet" data-issue="label-mismatch"'
     assert rendered.html.strip() == (
-        f"<p>{_resolved_hook(source, extra=mismatch)} and {_resolved_hook(source, 'cite-2')}</p>"
+        f"<p>{_resolved_hook(source, extra=mismatch, flag=_MISMATCH_FLAG)} and {_resolved_hook(source, 'cite-2')}</p>"
     )
     assert [v.label for v in rendered.verdicts] == ["NASA Earth Fact Sheet", "citation:cats"]
     assert [h.label_mismatch for h in rendered.hooks] == [True, False]
@@ -121,28 +133,35 @@ def test_the_anchor_prefix_names_each_hook_in_order() -> None:
 
 
 def test_it_renders_a_citation_without_evidence_as_a_button_with_its_reason() -> None:
-    rendered = render_assistant_content(f"[citation:forged](#knowledge-source-{'0' * 32})", _shared())
-    assert rendered.html.strip() == f"<p>{_inert_hook('unresolved', 'forged', REASON_UNRESOLVED)}</p>"
-    assert "href" not in rendered.html
+    href = f"#knowledge-source-{'0' * 32}"
+    rendered = render_assistant_content(f"[citation:forged]({href})", _shared())
+    assert rendered.html.strip() == f"<p>{_inert_hook('unresolved', 'forged', REASON_UNRESOLVED, href)}</p>"
+    assert " href=" not in rendered.html  # nothing to follow; the raw href is shown as text
 
 
 @pytest.mark.parametrize(
-    "href",
+    ("href", "how"),
     [
-        "#knowledge-source-" + "A" * 32,
-        "#knowledge-source-" + "a" * 31,
-        "#knowledge-" + "a" * 32 + "-0",
-        "#knowledge-" + "a" * 32 + "-1000",
-        "https://evil.example/#knowledge-source-" + "a" * 32,
-        "/threads/#knowledge-source-" + "a" * 32,
-        "#Knowledge-source-" + "a" * 32,
-        "ftp://files.example/#knowledge-source-" + "a" * 32,
-        "tel:1#knowledge-source-" + "a" * 32,
+        ("#knowledge-source-" + "A" * 32, "upper-case letters"),
+        ("#knowledge-source-" + "a" * 31, "has 31 hexadecimal digits"),
+        ("#knowledge-source-" + "g" * 32, "characters other than the hexadecimal digits"),
+        ("#knowledge-" + "a" * 32 + "-0", "chunk number"),
+        ("#knowledge-" + "a" * 32 + "-1000", "chunk number"),
+        ("https://evil.example/#knowledge-source-" + "a" * 32, "points at another page"),
+        ("/threads/#knowledge-source-" + "a" * 32, "points at another page"),
+        ("#Knowledge-source-" + "a" * 32, "upper-case letters"),
+        ("ftp://files.example/#knowledge-source-" + "a" * 32, "points at another page"),
+        ("tel:1#knowledge-source-" + "a" * 32, "points at another page"),
+        ("#knowledge%2Dsource-" + "a" * 32, "percent-encoded"),
     ],
 )
-def test_it_renders_malformed_citation_hrefs_as_malformed_spans(href: str) -> None:
+def test_it_renders_malformed_citation_hrefs_as_malformed_spans_saying_what_is_wrong(
+    href: str, how: str
+) -> None:
     rendered = render_assistant_content(f"[bad]({href})", _shared())
-    assert rendered.html.strip() == f"<p>{_inert_hook('malformed', 'bad', REASON_MALFORMED)}</p>"
+    reason = malformed_reason(href)
+    assert how in reason
+    assert rendered.html.strip() == f"<p>{_inert_hook('malformed', 'bad', reason, href)}</p>"
 
 
 def test_it_never_turns_citations_in_code_into_hooks() -> None:

@@ -60,6 +60,23 @@ def citation_claims(parsed: ParsedMarkdown) -> list[str]:
     return claims
 
 
+def answer_text(parsed: ParsedMarkdown) -> str:
+    """What a reader sees of an answer as plain text, for search: its blocks' words and code,
+    without link targets, markup or citation labels (a citation shows a number, not its label).
+    """
+    if parsed.as_written:
+        return parsed.text
+    links = iter(parsed.links)
+    blocks: list[str] = []
+    for token in parsed.tokens:
+        if token.type == "inline" and token.children:
+            text, _ = _block_text(token.children, links)
+            blocks.append(text)
+        elif token.type in {"fence", "code_block"}:
+            blocks.append(token.content.rstrip("\n"))
+    return "\n".join(block for block in blocks if block.strip())
+
+
 def _claims(text: str, markers: Sequence[int]) -> list[str]:
     """``claim_at`` for each marker of one block, the block split into sentences once.
 

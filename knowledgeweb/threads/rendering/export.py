@@ -26,6 +26,7 @@ from mdformat.renderer import DEFAULT_RENDERERS, MDRenderer, RenderContext, Rend
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, markdown_parser, parse_markdown
+from knowledgeweb.knowledge.numbering import number_sources
 from knowledgeweb.threads.calls import call_answers, calls_markdown, parts_markdown
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
@@ -134,11 +135,18 @@ class _Regenerate:
     the n-th link rendered is the grammar's n-th link (checked, never assumed).
     """
 
-    def __init__(self, links: Sequence[Link], verdicts: Sequence[ResolvedCitation] | None, slot: str) -> None:
+    def __init__(
+        self,
+        links: Sequence[Link],
+        verdicts: Sequence[ResolvedCitation] | None,
+        slot: str,
+        mismatched: Sequence[bool] = (),
+    ) -> None:
         self.links: Iterator[Link] = iter(links)
         self.verdicts: Iterator[ResolvedCitation] | None = None if verdicts is None else iter(verdicts)
+        self.mismatched: Iterator[bool] = iter(mismatched)
         self.slot = slot
-        self.handles: list[str] = []
+        self.handles: list[dict[str, str]] = []
         self.RENDERERS = {"link": self.link, "fence": _closed_fence, "code_block": _closed_fence}
 
     def link(self, node: RenderTreeNode, context: RenderContext) -> str:
@@ -153,10 +161,25 @@ class _Regenerate:
         verdict = next(self.verdicts, None)
         if verdict is None:
             raise _MismatchError
+        mismatch = next(self.mismatched, False)
+        label = _without_prefix(label)
         if verdict.source is None:
-            return label
-        self.handles.append(verdict.source.handle)
+            # A citation whose source was not found keeps a visible marker with its label.
+            return f"\\[{_MARKER_WORDS.get(verdict.state, 'no source')}: {label or '(no label)'}\\]"
+        part = {"handle": verdict.source.handle, **({"mismatch": "1"} if mismatch else {})}
+        self.handles.append(part)
         return f"{label}{self.slot}{len(self.handles) - 1}{self.slot}"
+
+
+#: The export's words for a citation whose source was not found (docs/decisions.md, "Honest words").
+_MARKER_WORDS = {"unresolved": "no source", "malformed": "malformed"}
+_PREFIX = re.compile(r"\A\s*citation\s*(?:\\)?:\s*", re.IGNORECASE)
+
+
+def _without_prefix(label: str) -> str:
+    """A rendered label less a leading ``citation:`` (the whole label when nothing else is left)."""
+    rest = _PREFIX.sub("", label, count=1)
+    return rest if rest.strip() else label
 
 
 #: mdformat-gfm's renderers for tables and ``~~``, and its escapes that keep text from turning into
@@ -221,7 +244,7 @@ def _closed_fence(node: RenderTreeNode, context: RenderContext) -> str:
 
 
 def message_export_parts(
-    parsed: ParsedMarkdown, verdicts: Sequence[ResolvedCitation] | None
+    parsed: ParsedMarkdown, verdicts: Sequence[ResolvedCitation] | None, mismatched: Sequence[bool] = ()
 ) -> list[ExportPart]:
     """A message's export, computed at write from its parse.
 
@@ -235,7 +258,7 @@ def message_export_parts(
     if parsed.as_written:
         return [_verbatim(parsed.text)]
     slot = _slot(parsed.text)
-    regenerate = _Regenerate(parsed.links, verdicts, slot)
+    regenerate = _Regenerate(parsed.links, verdicts, slot, mismatched)
     options = {**markdown_parser().options, "parser_extension": [*_GFM, regenerate], "mdformat": {}}
     try:
         text = MDRenderer().render_tree(_Node(parsed.tokens), options, dict(parsed.env)).rstrip("\n")
@@ -250,7 +273,7 @@ def message_export_parts(
             if piece:
                 parts.append(piece)
         else:
-            parts.append({"handle": regenerate.handles[int(piece)]})
+            parts.append(regenerate.handles[int(piece)])
     if not _reads_as_intended(parts, len(regenerate.handles)):
         return _verbatim_with_citations(parsed.text, verdicts)
     return parts
@@ -266,7 +289,7 @@ def _verbatim_with_citations(markdown: str, verdicts: Sequence[ResolvedCitation]
     parts: list[ExportPart] = [_verbatim(markdown)]
     resolved = [(v.label, v.source.handle) for v in verdicts or () if v.source is not None]
     if resolved:
-        parts.append("\n\n*Citations in this message that knowledgeweb resolved:* ")
+        parts.append("\n\n*Citations in this message whose source knowledgeweb found:* ")
         for index, (label, handle) in enumerate(resolved):
             if index:
                 parts.append(", ")
@@ -309,16 +332,18 @@ def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
 
 
 class _References:
-    """Numbers sources in order of first citation."""
+    """The numbers of the sources cited, in order: the thread's (``Thread.source_numbers``), and
+    any source they lack takes the next number (``knowledge.numbering``)."""
 
-    def __init__(self) -> None:
-        self.numbers: dict[str, int] = {}
+    def __init__(self, numbers: Mapping[str, int] | None = None) -> None:
+        self.numbers: dict[str, int] = dict(numbers or {})
         self.order: list[int] = []
+        self.cited: dict[str, int] = {}
 
     def number(self, handle: str) -> int:
-        if handle not in self.numbers:
-            self.numbers[handle] = len(self.numbers) + 1
+        self.numbers = number_sources([handle], self.numbers)
         number = self.numbers[handle]
+        self.cited.setdefault(handle, number)
         self.order.append(number)
         return number
 
@@ -333,13 +358,16 @@ def _assemble(
         elif isinstance(part, dict) and isinstance(part.get("handle"), str):
             number = references.number(part["handle"])
             out.append(f" [\\[{number}\\]](#{_anchor(tag, number)})")
+            if part.get("mismatch"):
+                out.append(" \\[label names another source\\]")
     return "".join(out)
 
 
 # --- Markdown: assembled at read -------------------------------------------------------------------
 
 _HEADINGS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System"}
-REFERENCES_HEADING = "References verified by knowledgeweb"
+REFERENCES_HEADING = "Sources found by knowledgeweb"
+NO_CITATIONS_NOTE = "*No citations in this answer.*"
 
 
 def thread_export_markdown(
@@ -356,7 +384,7 @@ def thread_export_markdown(
     citations are their plain label. Tool output is kept verbatim in a code
     block; it is what the model read.
     """
-    references = _References()
+    references = _References(thread.source_numbers)
     sources: dict[str, Evidence] = {}
     tag = _anchor_tag(thread, messages)
     out = [f"# {_escape_inline(thread.title)}", ""]
@@ -365,6 +393,7 @@ def thread_export_markdown(
         out.append(f"- Agent: {_escape_inline(thread.agent_name)}")
     out.append(f"- Created: {thread.created_at.isoformat()}")
     out.append(f"- Messages: {len(messages)}")
+    out.append(f"- Citations: {_tally(thread)}")
     out.append("")
     answers = call_answers(messages)
     for message in messages:
@@ -381,13 +410,34 @@ def thread_export_markdown(
             out.extend([_fenced(message.content), ""])
         else:
             out.extend([_assemble(render.export, references, tag, sources), ""])
+            if message.type == MessageType.AI and render.uncited:
+                out.extend([NO_CITATIONS_NOTE, ""])
         out.extend(calls_markdown(message, answers.get(message.id, [])) + parts_markdown(message))
-    if references.numbers:
+    if references.cited:
         out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
         out.extend([_genuine_marker_note(tag), ""])
-        for handle, number in references.numbers.items():
+        for handle, number in sorted(references.cited.items(), key=lambda item: item[1]):
             out.extend(_reference(number, sources[handle], tag))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _tally(thread: Thread) -> str:
+    """The header's tally, in the page's words (the thread's stored counters)."""
+    found, missing, malformed = (
+        thread.citations_resolved,
+        thread.citations_unresolved,
+        thread.citations_malformed,
+    )
+    words = (
+        f"{found + missing + malformed} ({found} source found, {missing} no source, {malformed} malformed)"
+    )
+    if thread.citations_mismatched:
+        n = thread.citations_mismatched
+        words += f"; {n} label{'' if n == 1 else 's'} naming another source"
+    if thread.answers_uncited:
+        n = thread.answers_uncited
+        words += f"; {n} answer{'' if n == 1 else 's'} without citations"
+    return words
 
 
 def _anchor_tag(thread: Thread, messages: Sequence[Message]) -> str:

@@ -16,11 +16,13 @@ from django.utils.html import format_html
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import parse_markdown
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType
+from knowledgeweb.threads.rendering.claims import answer_text
 from knowledgeweb.threads.rendering.export import ExportPart, message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts
 from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
+from knowledgeweb.threads.tallies import answer_uncited
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,10 @@ class MessageRendering:
     sources: dict[str, Evidence] = field(default_factory=dict)
     entries: dict[str, list[str]] = field(default_factory=dict)
     export: list[ExportPart] = field(default_factory=list)
+    #: An answer with text that cites nothing (``threads.tallies.answer_uncited``).
+    uncited: bool = False
+    #: The words a reader sees (what the thread search reads); empty for tool output.
+    text: str = ""
 
     def tally(self, state: str) -> int:
         return sum(1 for citation in self.citations if citation["state"] == state)
@@ -65,10 +71,15 @@ def render_message(
         rendered = render_assistant_content(
             message.content, available, anchor_prefix=citation_anchor_prefix(message)
         )
+        citations = [citation_json(hook) for hook in rendered.hooks]
         return MessageRendering(
             html=rendered.html,
-            citations=[citation_json(hook) for hook in rendered.hooks],
-            export=message_export_parts(rendered.parsed, rendered.verdicts),
+            citations=citations,
+            export=message_export_parts(
+                rendered.parsed, rendered.verdicts, [hook.label_mismatch for hook in rendered.hooks]
+            ),
+            uncited=answer_uncited(html=rendered.html, tool_calls=message.tool_calls, citations=citations),
+            text=answer_text(rendered.parsed),
         )
     if message.type == MessageType.TOOL:
         failed = message.status == MessageStatus.ERROR
@@ -85,4 +96,6 @@ def render_message(
     # Human and system messages are shown as written; their export keeps their links,
     # except any that would pose as one of the export's reference markers.
     plain = format_html('<div class="plain-text">{}</div>', message.content)
-    return MessageRendering(html=plain, export=message_export_parts(parse_markdown(message.content), None))
+    return MessageRendering(
+        html=plain, export=message_export_parts(parse_markdown(message.content), None), text=message.content
+    )

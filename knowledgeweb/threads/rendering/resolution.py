@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from knowledgeweb.knowledge.citations import classify_href
 from knowledgeweb.knowledge.linkgrammar import Link
 from knowledgeweb.knowledge.passages import display_label
 from knowledgeweb.threads.evidence import ResolvedCitation
@@ -39,7 +40,12 @@ Attrs = dict[tuple[str | None, str], str]
 #: Only the hooks write tags with a class, so text written in a message can never pose as one.
 NUMBER_SLOT = '<span class="citation-number"></span>'
 
-STATE_NAMES = {"unresolved": "Unverified citation", "malformed": "Malformed citation"}
+#: What an unverified citation shows in place of the answer's label (never its number), and
+#: the heading of its reason (docs/decisions.md, "Honest words").
+STATE_WORDS = {"unresolved": "no source", "malformed": "malformed"}
+STATE_NAMES = {"unresolved": "No source", "malformed": "Malformed citation"}
+#: The words a label mismatch adds to its citation's accessible name and preview.
+MISMATCH_WORDS = "label names another source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +86,18 @@ def citation_tokens(hook: CitationHook) -> list[Token]:
         }
         if hook.passage:
             attrs[(None, "data-passage")] = " ".join(str(i) for i in hook.passage)
+        flag: list[Token] = []
         if hook.label_mismatch:
             attrs[(None, "data-label")] = display_label(verdict.label)
+            attrs[(None, "data-issue")] = "label-mismatch"
+            flag = [
+                _start("span", {(None, "class"): "citation-flag", (None, "aria-hidden"): "true"}),
+                _text("≠"),
+                _end("span"),
+                _start("span", {(None, "class"): "visually-hidden"}),
+                _text(f" ({MISMATCH_WORDS})"),
+                _end("span"),
+            ]
         return [
             _start("a", attrs),
             _start("span", {(None, "class"): "citation-number"}),
@@ -89,6 +105,7 @@ def citation_tokens(hook: CitationHook) -> list[Token]:
             _start("span", {(None, "class"): "visually-hidden"}),
             _text(f" {source.title}"),
             _end("span"),
+            *flag,
             _end("a"),
         ]
     reason_id = f"{hook.anchor}-reason"
@@ -99,6 +116,7 @@ def citation_tokens(hook: CitationHook) -> list[Token]:
         (None, "id"): hook.anchor,
         (None, "popovertarget"): reason_id,
         (None, "aria-describedby"): reason_id,
+        (None, "data-issue"): verdict.state,
         OWN_ID_MARK: "",
     }
     reason: Attrs = {
@@ -108,15 +126,29 @@ def citation_tokens(hook: CitationHook) -> list[Token]:
         (None, "data-citation-reason"): verdict.state,
         OWN_ID_MARK: "",
     }
+    # The reason's own text: the page puts a truer one in its place when the cited source was
+    # retrieved only later or failed validation (``web.rendering.thread``), found by the handle.
+    _, handle = classify_href(verdict.href)
+    because: Attrs = {(None, "class"): "reason-text"}
+    if verdict.state == "unresolved" and handle is not None:
+        because[(None, "data-reason-handle")] = handle
+    label = display_label(verdict.label)
     return [
         _start("button", button),
-        _text(display_label(verdict.label)),
+        _text(STATE_WORDS.get(verdict.state, "citation")),
         _end("button"),
         _start("span", reason),
         _start("strong", {}),
         _text(STATE_NAMES.get(verdict.state, "Citation") + ": "),
         _end("strong"),
+        _start("span", because),
         _text(verdict.reason),
+        _end("span"),
+        _text(" The answer labelled it “" + label + "”; its link is " if label else " Its link is "),
+        _start("code", {(None, "class"): "reason-href"}),
+        _text(verdict.href),
+        _end("code"),
+        _text("."),
         _end("span"),
     ]
 

@@ -128,6 +128,16 @@ def source_entry_parts(source: Evidence) -> list[str]:
     return [opening, source_entry_body(source)]
 
 
+def _attribute(opening: str, name: str) -> str:
+    """An attribute of the entry's stored opening tag (written escaped by ``source_entry_parts``)."""
+    marker = f' {name}="'
+    start = opening.find(marker)
+    if start < 0:
+        return ""
+    start += len(marker)
+    return opening[start : opening.find('"', start)]
+
+
 def source_entry(
     parts: Sequence[str],
     citations: int,
@@ -135,17 +145,34 @@ def source_entry(
     number: int | None = None,
     marks: Collection[int] = (),
     backlinks: Sequence[tuple[str, str]] = (),
+    note: str = "",
 ) -> SafeString:
     """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count.
 
     ``number`` is the source's number in the thread, ``marks`` the excerpt sentences closest
-    to the claims that cite it, and ``backlinks`` each citing place as (anchor, words).
+    to the claims that cite it, ``backlinks`` each citing place as (anchor, words), and ``note``
+    what tells it apart from another source of the same title.
     """
     opening, body = parts
+    handle = _attribute(opening, "id")
+    source_id = _attribute(opening, "data-source-id")
+    if note:
+        # Told apart from another source of the same title: the note joins the title's text.
+        end = body.find("</p>")
+        if end >= 0:
+            body = f'{body[:end]}<span class="source-title-note"> ({escape(note)})</span>{body[end:]}'
     if marks:
         body = mark_sentences(body, marks)
     count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
-    badge = f'<span class="source-number" data-source-number>[{number}]</span> ' if number else ""
+    # The number opens the source with every claim citing it (the thread's), with a script; it
+    # is the entry's own anchor without one.
+    badge = (
+        f'<a class="source-number" data-source-number data-panel-source href="#{handle}" '
+        f'data-source-id="{source_id}" aria-label="Source [{number}]: open it with the claims citing it">'
+        f"[{number}]</a> "
+        if number
+        else ""
+    )
     places = ""
     if backlinks:
         # Anchors are the hooks' own ids and the words are ours: nothing here comes from a message.

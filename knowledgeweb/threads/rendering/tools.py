@@ -62,6 +62,8 @@ class ToolBlock:
     source: Evidence | None = None
     evidence: tuple[int, ...] = ()
     links: tuple[EvidenceLink, ...] = ()
+    #: The handle a document hit named when its evidence failed validation (an unverified block).
+    handle: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +139,14 @@ def _block(hit: dict[str, Any], sources: Mapping[str, Evidence]) -> ToolBlock:
         source = sources.get(str(hit.get("handle", "")))
         if source is not None:
             return ToolBlock("source", source.title, source.excerpt, position, source)
-        return ToolBlock("unverified", str(hit.get("title", "")), text, position)
+        handle = hit.get("handle")
+        return ToolBlock(
+            "unverified",
+            str(hit.get("title", "")),
+            text,
+            position,
+            handle=handle if isinstance(handle, str) else "",
+        )
     if kind == "unattributed":
         return ToolBlock("unattributed", "", text, position)
     if kind == "entity":

@@ -25,9 +25,19 @@ from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thr
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.rendering.version import render_is_current
 from knowledgeweb.threads.selectors import render_row, renders_compute
+from knowledgeweb.threads.tallies import tallies_of
 
-_STATES = ("resolved", "unresolved", "malformed")
-_UPDATED_FIELDS = ["renderer_version", "html", "citations", "sources", "entries", "export", "rendered_at"]
+_UPDATED_FIELDS = [
+    "renderer_version",
+    "html",
+    "citations",
+    "sources",
+    "entries",
+    "export",
+    "uncited",
+    "text",
+    "rendered_at",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +81,19 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
         available, _ = _evidence_so_far(thread, before_seq=message.seq)
         rendering = render_message(message, available, {})
     render_row(message, rendering).save(force_insert=True)
-    Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=F("citations_resolved") + rendering.tally("resolved"),
-        citations_unresolved=F("citations_unresolved") + rendering.tally("unresolved"),
-        citations_malformed=F("citations_malformed") + rendering.tally("malformed"),
-    )
+    if message.type == MessageType.AI:
+        # Under the thread's lock: the numbers read here are the last answer's.
+        known = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
+        added = tallies_of([rendering], known or {})
+        Thread.objects.filter(pk=thread.pk).update(
+            citations_resolved=F("citations_resolved") + added["citations_resolved"],
+            citations_unresolved=F("citations_unresolved") + added["citations_unresolved"],
+            citations_malformed=F("citations_malformed") + added["citations_malformed"],
+            citations_mismatched=F("citations_mismatched") + added["citations_mismatched"],
+            answers_uncited=F("answers_uncited") + added["answers_uncited"],
+            source_numbers=added["source_numbers"],
+        )
+        thread.source_numbers = added["source_numbers"]
     return rendering
 
 
@@ -143,15 +161,11 @@ def _not_current(row: MessageRender | None) -> bool:
 
 
 def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRender]) -> None:
-    counts = dict.fromkeys(_STATES, 0)
-    for render in renders:
-        for citation in render.citations:
-            counts[citation["state"]] += 1
-    Thread.objects.filter(pk=thread.pk).update(
-        citations_resolved=counts["resolved"],
-        citations_unresolved=counts["unresolved"],
-        citations_malformed=counts["malformed"],
-    )
+    """Count and number the whole thread again (an import, a re-render); the instance follows."""
+    values = tallies_of(renders)
+    Thread.objects.filter(pk=thread.pk).update(**values)
+    for name, value in values.items():
+        setattr(thread, name, value)
 
 
 def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dict[str, Evidence], int]:
