@@ -30,6 +30,8 @@ import pytest
 
 from tests.integration.serving_support import ROOT, base_env, free_port
 
+pytestmark = pytest.mark.slow
+
 README = ROOT / "README.md"
 SHELL_FENCES = {"", "sh", "bash", "shell", "console"}
 STARTUP = 120

@@ -35,6 +35,8 @@ from tests.integration.serving_support import (
     run_manage,
 )
 
+pytestmark = pytest.mark.slow
+
 ADMIN_URL = os.environ.get("KNOWLEDGEWEB_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 

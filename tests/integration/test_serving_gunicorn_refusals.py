@@ -20,6 +20,8 @@ from gunicorn.config import Config  # type: ignore[import-untyped]
 
 from tests.integration.serving_support import PRODUCTION_KEY, base_env, gunicorn, run_manage
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:

@@ -19,9 +19,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from knowledgeweb.threads.models import Thread
 from tests.mcp.conftest import ROOT, Setup, SharedDatabase
+
+pytestmark = pytest.mark.mcp
 
 BIG = 50 * 1024 * 1024
 LIMIT = 2 * 1024 * 1024

@@ -33,6 +33,8 @@ from knowledgeweb.threads.rendering.export import message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
 
+pytestmark = pytest.mark.slow
+
 #: Linear work quadruples from a quarter of the cap to the cap; this leaves room for
 #: fixed costs and edge effects, and none for quadratic work (16x).
 MAX_GROWTH = 5.0
