@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/abstention.py
 
-Every question of ``tests/ask_labelled_set.py`` is asked through ``question_answer``
+Every question of ``tests/ask_labelled_set.py`` is asked through the one turn service (``turn_ask``)
 over the demo corpus (``sample_corpus/documents`` in the local index), as the Ask page
 asks it. Abstention is the positive class: precision is the share of abstentions that
 were right (the question is unanswerable), recall the share of unanswerable questions
@@ -27,10 +27,10 @@ def main() -> int:
     setup_django()
     from django.contrib.auth.models import User
 
-    from knowledgeweb.answers import ExtractiveComposer
-    from knowledgeweb.answers.services import question_answer
     from knowledgeweb.bindings.services import binding_create
+    from knowledgeweb.composer.services import turn_ask
     from knowledgeweb.library.services.ingest import paths_ingest
+    from knowledgeweb.threads.models import Thread
     from knowledgeweb.threads.selectors import thread_messages
     from tests.ask_labelled_set import ANSWERABLE, UNANSWERABLE, corpus_directory, score
 
@@ -39,9 +39,8 @@ def main() -> int:
     binding_create(name="demo", provider="local", tools=["knowledge_search"], users=[user])
     answers: dict[str, str] = {}
     for question in [q for q, _ in ANSWERABLE] + UNANSWERABLE:
-        thread = question_answer(
-            user=user, question=question, binding_name="demo", composer=ExtractiveComposer()
-        )
+        turn = turn_ask(user=user, question=question, binding_name="demo", rate_key=None)
+        thread = Thread.objects.get(pk=turn.thread_id)
         answers[question] = thread_messages(thread=thread)[-1].content
     result = score(answers)
     print(

@@ -10,7 +10,8 @@ sides are timed in the same run, taking turns, over real HTTP:
         timed to the first ``data:`` line that carries answer text;
 - ask:  ``POST /ask/stream/`` to this app served by a threaded WSGI server (a session
         cookie and CSRF token, as the page's script sends them), timed to the first
-        ``event: delta`` line: the login check, the form, the answer model's checks,
+        ``event: sentence`` line (the stream relays completed sentences only, each once):
+        the login check, the form, the answer model's checks,
         a search of the local index, the prompt under the context budget, the model call.
 
 Target: ask <= 1.1 x bare + 5 ms.
@@ -102,9 +103,9 @@ def main() -> int:
                 if response.status_code != 200:
                     raise SystemExit(f"/ask/stream/ answered {response.status_code}")
                 for line in response.iter_lines():
-                    if line.startswith("event: delta"):
+                    if line.startswith("event: sentence"):
                         return
-                raise SystemExit("/ask/stream/ sent no delta")
+                raise SystemExit("/ask/stream/ sent no sentence")
 
         body = {
             "model": "standin",

@@ -16,7 +16,7 @@ from ninja import Field, Router, Schema, Status
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
-from knowledgeweb.api.auth import rate_limit, request_user
+from knowledgeweb.api.auth import rate_limit_key, request_user
 from knowledgeweb.api.text import NonBlankText, StorableInput, Text
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
 from knowledgeweb.threads.selectors import thread_get_for_owner
@@ -57,7 +57,8 @@ class AskOut(Schema):
     code: str = Field(
         description="'answered', or why not: model_timeout, model_auth, model_not_found, model_rate_limited, "
         "model_server_error, model_rejected, model_unreachable, model_redirect_refused, model_too_large, "
-        "model_bad_response, model_stream_truncated, model_length_limit, model_empty_answer, context_over_budget."
+        "model_bad_response, model_stream_truncated, model_length_limit, model_empty_answer, context_over_budget, "
+        "model_answer_too_long, model_bad_text, model_answer_over_quota."
     )
     detail: str
     citations: CitationCountsOut
@@ -95,18 +96,20 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     """A new search and a new answer appended to your thread.
 
     Refusals (403 binding or answer model unavailable, 413 a thread or user quota,
-    422 question, 424 search failed) write nothing. A model that fails after the search is a recorded
-    outcome: 200 with ``status: "failed"`` and the reason in ``code``.
+    422 question, 424 search failed, 429 past ``RATE_LIMIT_ASK``) write nothing. Whatever the
+    model does after the search (fails, stalls, writes past 40,000 characters or text that
+    cannot be stored) is a recorded outcome: 200 with ``status: "failed"`` and the reason in ``code``.
     """
     user = request_user(request)
     thread = thread_get_for_owner(owner=user, thread_id=thread_id)
-    # The serving work's per-caller limit on questions (RATE_LIMIT_ASK): 429 past it, nothing run.
-    rate_limit(request, "ask")
     try:
+        # The turn service counts the question against the caller's limit (RATE_LIMIT_ASK, per
+        # token): past it ``RateLimited`` is the API's 429, and nothing runs.
         prepared = turn_prepare(
             user=user,
             question=payload.question,
             binding_name=payload.binding,
+            rate_key=rate_limit_key(request),
             composer=payload.answer_model,
             thread=thread,
             agent_name=payload.agent_name,

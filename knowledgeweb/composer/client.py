@@ -15,7 +15,7 @@ the whole answer (connect, headers, every chunk). The key travels only in the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
@@ -47,7 +47,9 @@ class ChatServer:
         return Redactor([self.api_key] if self.api_key else [])
 
 
-def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[str]:
+def chat_stream(
+    server: ChatServer, messages: list[dict[str, str]], *, deadline: Deadline | None = None
+) -> Generator[str, None, None]:
     """Yield the answer's text pieces as they arrive; raise ``ModelError`` for anything but a whole answer.
 
     A whole answer is one that ended with ``finish_reason: "stop"`` (or ``[DONE]``
@@ -59,8 +61,9 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
     # One deadline for the whole answer: the transport gives every network operation only
     # what is left of it (a stalled or trickling stream ends at the deadline, not later),
     # and the loops below check it between events.
-    watchdog = Deadline(server.timeout)
-    deadline = monotonic() + server.timeout
+    # ``deadline`` may be given so that another thread can cancel the call (Deadline.cancel).
+    watchdog = deadline or Deadline(server.timeout)
+    expires = monotonic() + watchdog.remaining()
 
     def fail(code: ModelFault, message: str) -> ModelError:
         return ModelError(code, redactor.message(message))
@@ -82,7 +85,7 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
             build_client(timeout=server.timeout, deadline=watchdog) as client,
             client.stream("POST", url, json=body, headers=headers) as response,
         ):
-            _check_status(response, label, fail, deadline)
+            _check_status(response, label, fail, expires)
             encoding = response.headers.get("content-encoding", "").strip().lower()
             if encoding not in {"", "identity"}:
                 raise fail(
@@ -91,9 +94,9 @@ def chat_stream(server: ChatServer, messages: list[dict[str, str]]) -> Iterator[
                 )
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "application/json":
-                yield _whole_answer(response, label, fail, deadline)
+                yield _whole_answer(response, label, fail, expires)
                 return
-            yield from _events(response, label, fail, deadline, timed_out)
+            yield from _events(response, label, fail, expires, timed_out)
     except httpx.TimeoutException:
         raise fail(ModelFault.TIMEOUT, timed_out) from None
     except httpx.TransportError as exc:

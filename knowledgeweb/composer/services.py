@@ -1,21 +1,30 @@
-"""A turn: question -> search -> answer (extractive, or streamed from an answer model) -> the thread.
+"""The one way to ask: question -> search -> answer (extractive, or streamed from an answer model) -> the thread.
 
-``turn_prepare`` does everything that may refuse before anything is written: the
-question, the answer model's authorization and configuration, and the search
-(outside any transaction, so a slow provider holds no lock). ``turn_events`` then
-streams the answer and, once it is complete or has failed, writes the whole turn
-in one short transaction: the question, the tool message, and the answer exactly as
-written (or, when the model failed, an error message saying why). A client that
-disconnects while the answer streams closes the generator before that write, so
-it leaves nothing; once the write has happened the answer is complete. Never half
-an answer (docs/decisions.md, "LLM composer").
+Every entry point asks through here: the Ask page (with and without JavaScript),
+a thread's follow-up, ``POST /api/threads/{id}/ask`` and the demo. ``turn_prepare``
+does everything that may refuse before anything is written: the question, the
+per-caller limit on questions (``RATE_LIMIT_ASK``, counted here and only here), the
+quotas, the answer model's authorization and configuration, and the search (outside
+any transaction, so a slow provider holds no lock). ``turn_events`` then streams the
+answer and, once it is complete or has failed, writes the whole turn in one short
+transaction: the question, the tool message, and the answer exactly as written, or,
+when there is no storable answer, an error message saying why with a stable code.
+
+Whatever the model sends, the turn ends recorded (docs/decisions.md, "A turn always
+ends recorded"): each piece is checked before it is relayed, so an answer past
+``MAX_PROSE_CHARS`` or holding a NUL or a lone surrogate stops the call there and is
+recorded as ``model_answer_too_long`` or ``model_bad_text``; nothing past the cap and
+nothing unstorable is ever streamed. A client that disconnects closes the generator
+before the write, which cancels the model call and leaves nothing; once the write has
+happened the answer is complete. Never half an answer (docs/decisions.md, "LLM composer").
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
@@ -25,14 +34,16 @@ from django.db import transaction
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.extractive import ExtractiveComposer
-from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, _title
-from knowledgeweb.composer.client import ChatServer, chat_stream
+from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_title
+from knowledgeweb.composer.client import ChatServer
 from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.composer.live import SentenceStream
 from knowledgeweb.composer.models import AnswerModel
 from knowledgeweb.composer.prompt import ContextOverBudgetError, Prompt, Turn, build_prompt
+from knowledgeweb.composer.reader import model_pieces
 from knowledgeweb.composer.selectors import answer_model_get, answer_model_key
 from knowledgeweb.knowledge import Evidence, read_sources
+from knowledgeweb.ops import ratelimit
 from knowledgeweb.retrieval import (
     RetrievalError,
     RetrievalInvalidError,
@@ -41,13 +52,16 @@ from knowledgeweb.retrieval import (
     retrieval_record,
     retrieval_search,
 )
-from knowledgeweb.threads.errors import QuotaExceededError
+from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
+from knowledgeweb.threads.errors import MessageInvalidError, QuotaExceededError
 from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, messages_sources
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
 from knowledgeweb.threads.reports import REASON_ONLY_LATER
 from knowledgeweb.threads.selectors import thread_citations, thread_messages, thread_source_numbers
 from knowledgeweb.threads.services import message_append, thread_create
+from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
+from knowledgeweb.threads.text import unstorable_field
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +74,13 @@ REASONS = {
     REASON_ONLY_LATER: "evidence_only_later",
     REASON_MALFORMED: "malformed",
 }
+
+
+#: The rate limit every question counts against (``RATE_LIMIT_ASK``), per caller.
+ASK_LIMIT = "ask"
+#: Seconds between heartbeats on a streamed turn (an SSE comment): a WSGI server notices
+#: a client that went away only when it writes, so it writes at least this often.
+HEARTBEAT_SECONDS = 1.0
 
 
 @dataclass
@@ -78,6 +99,8 @@ class PreparedTurn:
     fault: ModelError | None = None
     #: The numbers the thread's page gives the sources its answers already cite.
     numbers: dict[str, int] = field(default_factory=dict)
+    #: The new thread's title (a follow-up keeps its thread's).
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,7 +135,9 @@ class TurnResult:
 
 @dataclass(frozen=True)
 class Event:
-    kind: Literal["delta", "sentence", "done"]
+    """``sentence`` (parts of the preview), ``heartbeat`` (the model is silent) or ``done`` (a TurnResult)."""
+
+    kind: Literal["sentence", "heartbeat", "done"]
     data: Any
 
 
@@ -121,16 +146,30 @@ def turn_prepare(
     user: User,
     question: str,
     binding_name: str,
+    rate_key: str | None,
     composer: str = EXTRACTIVE,
     thread: Thread | None = None,
     agent_name: str = "",
+    title: str = "",
+    output_limit: int = TOOL_OUTPUT_LIMIT,
 ) -> PreparedTurn:
-    """Check everything and run the search; raise ``AnswerError`` (nothing written) on any refusal."""
+    """Check everything and run the search; raise ``AnswerError`` (nothing written) on any refusal.
+
+    ``rate_key`` names the caller the question counts against (``user:<id>``, ``token:<digest>``);
+    past ``RATE_LIMIT_ASK`` this raises ``ratelimit.RateLimited`` before anything runs. Only a
+    command run by the operator (the demo) passes ``None``.
+    """
     question = question.strip()
     if not question:
         raise AnswerError("Enter a question.", kind="question")
     if len(question) > MAX_QUESTION_CHARS:
         raise AnswerError(f"The question is longer than {MAX_QUESTION_CHARS} characters.", kind="question")
+    problem = unstorable_field({"The question": question})
+    if problem is not None:
+        raise AnswerError(problem, kind="question")
+    if rate_key is not None:
+        # The one place a question is counted: the Ask page, follow-ups and the API alike.
+        ratelimit.consume(ASK_LIMIT, rate_key)
     try:
         # A user or thread at a quota is refused before the provider or the model is asked anything.
         quota_precheck(owner_id=user.pk, thread=thread, new_thread=thread is None)
@@ -157,7 +196,12 @@ def turn_prepare(
         )
     try:
         outcome = retrieval_search(
-            user=user, tool=TOOL, query=question, agent_name=agent_name, binding_name=binding_name
+            user=user,
+            tool=TOOL,
+            query=question,
+            agent_name=agent_name,
+            binding_name=binding_name,
+            output_limit=output_limit,
         )
     except (RetrievalInvalidError, RetrievalRefusedError) as exc:
         raise AnswerError(str(exc), kind="binding") from exc
@@ -183,6 +227,7 @@ def turn_prepare(
         model=model,
         server=server,
         numbers=thread_source_numbers(thread=thread) if thread is not None else {},
+        title=title.strip() or question_title(question),
     )
     if model is not None:
         turns = [
@@ -199,38 +244,60 @@ def turn_prepare(
     return prepared
 
 
-def turn_events(prepared: PreparedTurn) -> Generator[Event, None, None]:
-    """The answer as it is written (``delta``, ``sentence`` events), then ``done`` with the recorded result."""
-    live = SentenceStream(prepared.available, prepared.numbers)
-    pieces: list[str] = []
+def turn_events(
+    prepared: PreparedTurn, *, heartbeat: float | None = None, preview: bool = True
+) -> Generator[Event, None, None]:
+    """The answer's completed sentences as they are written, then ``done`` with the recorded result.
+
+    With ``heartbeat`` (seconds), a ``heartbeat`` event comes at least that often while the
+    model writes or is silent. ``preview=False`` skips the sentences (nobody watches). Closing
+    the generator before ``done`` cancels the model call and writes nothing.
+    """
+    live = SentenceStream(prepared.available, prepared.numbers) if preview else None
+    guard = _AnswerGuard(_composer_label(prepared))
     fault = prepared.fault
+    pieces: Iterator[str | None]
     if prepared.model is None:
-        answer = ExtractiveComposer().compose(
-            question=prepared.question,
-            tool_name=prepared.outcome.tool,
-            content=prepared.outcome.content,
-            artifact=prepared.outcome.artifact,
+        pieces = iter(
+            [
+                ExtractiveComposer().compose(
+                    question=prepared.question,
+                    tool_name=prepared.outcome.tool,
+                    content=prepared.outcome.content,
+                    artifact=prepared.outcome.artifact,
+                )
+            ]
         )
-        pieces.append(answer)
-        yield Event("delta", answer)
-        for parts in live.feed(answer):
-            yield Event("sentence", parts)
     elif fault is None and prepared.server is not None and prepared.prompt is not None:
-        try:
-            for piece in chat_stream(prepared.server, prepared.prompt.messages):
-                pieces.append(piece)
-                yield Event("delta", piece)
-                for parts in live.feed(piece):
+        pieces = model_pieces(prepared.server, prepared.prompt.messages, tick=heartbeat)
+    else:
+        pieces = iter(())
+    try:
+        for piece in pieces:
+            if piece is None:
+                for parts in live.tick() if live else ():
                     yield Event("sentence", parts)
-        except ModelError as exc:
-            fault = exc
-    answer = "".join(pieces)
+                yield Event("heartbeat", None)
+                continue
+            # Checked before it is relayed: nothing past the cap, nothing unstorable is streamed.
+            accepted = guard.accept(piece)
+            for parts in live.feed(accepted) if live else ():
+                yield Event("sentence", parts)
+        guard.finish()
+    except ModelError as exc:
+        fault = exc
+    finally:
+        # Stops the model call: at the end, at a refused piece, or when the client went away.
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    answer = guard.answer
     if fault is None and not answer.strip():
         fault = ModelError(
             ModelFault.EMPTY_ANSWER, "The answer model sent an empty answer; nothing was stored as one."
         )
     if fault is None:
-        for parts in live.finish():
+        for parts in live.finish() if live else ():
             yield Event("sentence", parts)
     else:
         logger.warning("Answer model %s failed (%s): %s", _composer_name(prepared), fault.code, fault.message)
@@ -238,19 +305,132 @@ def turn_events(prepared: PreparedTurn) -> Generator[Event, None, None]:
 
 
 def turn_run(prepared: PreparedTurn) -> TurnResult:
-    """The whole turn without streaming (the no-JavaScript form and the API)."""
-    for event in turn_events(prepared):
+    """The whole turn without streaming (the no-JavaScript forms, the API, the demo)."""
+    for event in turn_events(prepared, preview=False):
         if event.kind == "done":
             result: TurnResult = event.data
             return result
     raise RuntimeError("a turn always ends with its done event")  # pragma: no cover
 
 
+def turn_ask(
+    *,
+    user: User,
+    question: str,
+    binding_name: str,
+    rate_key: str | None,
+    composer: str = EXTRACTIVE,
+    thread: Thread | None = None,
+    agent_name: str = "",
+    title: str = "",
+    output_limit: int = TOOL_OUTPUT_LIMIT,
+) -> TurnResult:
+    """``turn_prepare`` then ``turn_run``: a whole turn, recorded, for callers that do not stream."""
+    return turn_run(
+        turn_prepare(
+            user=user,
+            question=question,
+            binding_name=binding_name,
+            rate_key=rate_key,
+            composer=composer,
+            thread=thread,
+            agent_name=agent_name,
+            title=title,
+            output_limit=output_limit,
+        )
+    )
+
+
+# A high surrogate at a piece's end may be the first half of a pair whose second half
+# comes in the next piece (a server that escapes text as JSON \u pairs may cut between them).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _AnswerGuard:
+    """Accepts the answer piece by piece, refusing what the message store would refuse.
+
+    A piece that would take the answer past ``MAX_PROSE_CHARS`` or that holds a NUL or
+    a lone surrogate raises ``ModelError`` before any of it is relayed or kept.
+    """
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._pieces: list[str] = []
+        self._size = 0
+        self._held = ""
+
+    @property
+    def answer(self) -> str:
+        return "".join(self._pieces)
+
+    def accept(self, piece: str) -> str:
+        piece = self._held + piece
+        self._held = ""
+        if _SURROGATE.search(piece):
+            if "\ud800" <= piece[-1] <= "\udbff":
+                piece, self._held = piece[:-1], piece[-1]
+            # A pair cut between pieces (or escaped as two) becomes the character it encodes.
+            piece = piece.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        self._check(piece)
+        if self._size + len(piece) > MAX_PROSE_CHARS:
+            raise ModelError(
+                ModelFault.ANSWER_TOO_LONG,
+                f"{self._label}'s answer passed {MAX_PROSE_CHARS:,} characters, the most an answer may hold; "
+                "reading stopped there and nothing of it was stored as the answer.",
+            )
+        self._size += len(piece)
+        self._pieces.append(piece)
+        return piece
+
+    def finish(self) -> None:
+        self._check(self._held)
+
+    def _check(self, piece: str) -> None:
+        problem = unstorable_field({"the answer": piece})
+        if problem is not None:
+            raise ModelError(
+                ModelFault.BAD_TEXT,
+                f"{self._label} sent text that cannot be stored: {problem} "
+                "Reading stopped there and nothing of it was stored as the answer.",
+            )
+
+
 def _composer_name(prepared: PreparedTurn) -> str:
     return prepared.model.name if prepared.model is not None else EXTRACTIVE
 
 
+def _composer_label(prepared: PreparedTurn) -> str:
+    return prepared.server.label if prepared.server is not None else "The extractive composer"
+
+
 def _record(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> TurnResult:
+    """Write the turn; an answer the store or a quota refuses is recorded as a failure instead.
+
+    Only when not even the failure fits (a quota) is nothing written: ``AnswerError``.
+    """
+    try:
+        return _write(prepared, answer, fault)
+    except QuotaExceededError as exc:
+        if fault is not None:
+            raise AnswerError(str(exc), kind="quota") from exc
+        fault = ModelError(
+            ModelFault.ANSWER_OVER_QUOTA,
+            f"The answer ({len(answer):,} characters) was not stored: {exc}",
+        )
+    except MessageInvalidError as exc:
+        if fault is not None:
+            raise
+        fault = ModelError(ModelFault.BAD_TEXT, f"The answer was not stored: {exc}")
+    logger.warning(
+        "Answer of %s refused at write (%s): %s", _composer_name(prepared), fault.code, fault.message
+    )
+    try:
+        return _write(prepared, answer, fault)
+    except QuotaExceededError as exc:
+        raise AnswerError(str(exc), kind="quota") from exc
+
+
+def _write(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> TurnResult:
     model = prepared.model
     meta: dict[str, Any] = {
         "name": _composer_name(prepared),
@@ -264,24 +444,21 @@ def _record(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> Tu
             meta["context"] = context
     if fault is not None:
         meta["partial_chars"] = len(answer)
-    try:
-        with transaction.atomic():
-            thread = prepared.thread or thread_create(
-                owner=prepared.user, title=_title(prepared.question), agent_name=prepared.agent_name
-            )
-            message_append(thread=thread, type="human", content=prepared.question)
-            retrieval_record(thread=thread, outcome=prepared.outcome)
-            message = message_append(
-                thread=thread,
-                type="ai",
-                # The answer exactly as written; a failure is recorded as what it is, never as an answer.
-                content=answer if fault is None else fault.message,
-                artifact={"composer": meta},
-                status=MessageStatus.SUCCESS if fault is None else MessageStatus.ERROR,
-            )
-    except QuotaExceededError as exc:
-        # Admitted under the quota locks at write: past a quota, nothing of the turn is written.
-        raise AnswerError(str(exc), kind="quota") from exc
+    # Admitted under the quota locks at write: past a quota, nothing of this attempt is written.
+    with transaction.atomic():
+        thread = prepared.thread or thread_create(
+            owner=prepared.user, title=prepared.title, agent_name=prepared.agent_name
+        )
+        message_append(thread=thread, type="human", content=prepared.question)
+        retrieval_record(thread=thread, outcome=prepared.outcome)
+        message = message_append(
+            thread=thread,
+            type="ai",
+            # The answer exactly as written; a failure is recorded as what it is, never as an answer.
+            content=answer if fault is None else fault.message,
+            artifact={"composer": meta},
+            status=MessageStatus.SUCCESS if fault is None else MessageStatus.ERROR,
+        )
     counts = answer_citations(thread=thread, message=message) if fault is None else _NO_CITATIONS
     return TurnResult(
         thread_id=thread.id,

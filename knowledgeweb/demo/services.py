@@ -5,8 +5,10 @@ number of times and leaves one copy of everything: files already ingested are
 unchanged, the user and binding are reused, and a demo thread whose title
 exists is kept (``rebuild=True`` replaces the demo threads instead).
 
-Threads are built through the real path: ``question_answer`` runs the retrieval
-service with the local binding, and the extractive composer writes the answer.
+Threads are built through the real path, the one turn service every Ask uses
+(``turn_ask``): the retrieval service searches the local binding, and the extractive
+composer writes the answer. The demo is run by the operator, so its questions count
+against no one's limit on questions.
 """
 
 from __future__ import annotations
@@ -20,11 +22,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from knowledgeweb.answers import ExtractiveComposer
-from knowledgeweb.answers.services import question_answer
 from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.services import EXTRACTIVE, turn_ask
 from knowledgeweb.environment import env_str
 from knowledgeweb.library.selectors import collection_by_name
 from knowledgeweb.library.services import IngestReport, paths_ingest
@@ -155,14 +156,16 @@ def demo_threads_build(*, user: User, rebuild: bool = False) -> tuple[list[Threa
             elif existing.exists():
                 kept.append(existing.order_by("created_at").first())  # type: ignore[arg-type]
                 continue
-            thread = question_answer(
+            result = turn_ask(
                 user=user,
                 question=spec.question,
                 binding_name=BINDING,
-                composer=ExtractiveComposer(),
+                rate_key=None,
+                composer=EXTRACTIVE,
                 title=spec.title,
                 output_limit=spec.output_limit,
             )
+            thread = Thread.objects.get(pk=result.thread_id)
             if spec.epilogue:
                 message_append(thread=thread, type="ai", content=spec.epilogue)
             created.append(thread)

@@ -9,6 +9,9 @@ what is left of this deadline (see ``knowledgeweb.providers.network``).
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from collections.abc import Callable
 from time import monotonic
 
@@ -24,6 +27,32 @@ class Deadline:
         self.seconds = seconds
         self._clock = clock
         self._expires_at = clock() + seconds
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._cancelled = False
+
+    def watch(self, sock: socket.socket) -> None:
+        """Shut ``sock`` down when the deadline is cancelled (at once, if it already is)."""
+        with self._lock:
+            if not self._cancelled:
+                self._sockets.append(sock)
+                return
+        _shut(sock)
+
+    def cancel(self) -> None:
+        """End the call now, from any thread: no operation starts any more, and the sockets
+        working under the deadline are shut down, which wakes a read blocked on one (a model
+        that is silent) at once rather than at the deadline."""
+        with self._lock:
+            self._cancelled = True
+            self._expires_at = min(self._expires_at, self._clock())
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
 
     def remaining(self) -> float:
         """Seconds left, never negative."""
@@ -42,3 +71,9 @@ class Deadline:
         if left <= 0:
             raise DeadlinePassedError(f"the {self.seconds:g} s deadline has passed")
         return left if timeout is None else min(timeout, left)
+
+
+def _shut(sock: socket.socket) -> None:
+    # Already closed or never connected: nothing is waiting on it.
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)

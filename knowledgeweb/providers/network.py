@@ -7,7 +7,8 @@ a pooled connection — gets ``min(its own timeout, what is left of the deadline
 as its socket timeout, so the kernel itself abandons it at the deadline; once the
 deadline has passed no operation starts. This is the cancellation: nothing has to
 be closed from another thread, and a request in any phase stops within one socket
-timeout of the deadline.
+timeout of the deadline. A caller that must stop sooner (an answer model whose
+client went away) cancels the deadline, which shuts its sockets down.
 
 Only public httpcore interfaces are used (``ConnectionPool``, ``NetworkBackend``,
 ``NetworkStream`` and its exceptions); httpcore's errors are mapped to httpx's as
@@ -114,6 +115,8 @@ class DeadlineBackend(httpcore.NetworkBackend):
                     if local_address is not None:
                         sock.bind((local_address, 0))
                     sock.settimeout(self._deadline.bound(timeout))
+                    # A cancelled deadline shuts the socket down, even mid-connect.
+                    self._deadline.watch(sock)
                     sock.connect(address)
                 except (OSError, DeadlinePassedError) as exc:
                     sock.close()

@@ -1,7 +1,8 @@
 """The Ask page: question -> retrieval -> composed answer -> the new thread.
 
-The view only wires the form to ``question_answer``; every write and every
-refusal happens there, in one transaction (see ``knowledgeweb.answers.services``).
+The view only wires the form to the one turn service (``composer.services``, through
+``web.compose``), for quoted sentences and answer models alike; every write, every
+refusal and the limit on questions happen there (see ``knowledgeweb.composer.services``).
 What the view adds is for people: sources offered by the name and description
 an administrator gave them, who to ask when there is none, and failures told in
 plain language with a next step (the technical detail stays one click away).
@@ -16,13 +17,13 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_answer
+from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
 from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.ops import ratelimit
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.web import compose
@@ -165,33 +166,21 @@ def ask(request: HttpRequest) -> HttpResponse:
     form = AskForm(request.POST, bindings=bindings, composers=composers)
     context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
     status = INVALID_FORM_STATUS
-    if form.is_valid() and form.cleaned_data.get("composer") not in {None, "", compose.EXTRACTIVE}:
-        # An answer model (issue 13): the streamed flow's service, run to the end (no JavaScript here).
-        outcome = compose.run_form_turn(request)
-        if not isinstance(outcome, AnswerError):
-            return outcome
-        source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
-        context.update(
-            error=plain_error(outcome, source), error_kind=outcome.kind, error_detail=outcome.message
-        )
-        status = error_status(outcome)
-    elif form.is_valid():
+    if form.is_valid():
+        # The one turn service, quoted sentences or an answer model, run to the end.
         try:
-            thread = question_answer(
-                user=user,
-                question=form.cleaned_data["question"],
-                binding_name=form.cleaned_data["binding"],
-                composer=ExtractiveComposer(),
-                agent_name=ASK_AGENT_NAME,
-            )
+            return compose.run_form_turn(request)
         except AnswerError as exc:
             source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
             context.update(error=plain_error(exc, source), error_kind=exc.kind)
             if exc.kind != "question":
                 context["error_detail"] = exc.message
             status = error_status(exc)
-        else:
-            return redirect("web:thread-detail", thread_id=thread.id)
+        except ratelimit.RateLimited as exc:
+            context.update(error=exc.detail, error_kind="rate")
+            response = render(request, "web/ask.html", context, status=429)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
     return render(request, "web/ask.html", context, status=status)
 
 

@@ -7,9 +7,12 @@
 - ``POST /threads/<id>/ask/stream/``: the same follow-up, streamed.
 
 A refusal before the answer starts (bad question, binding or answer model, a failed
-search) is a 4xx JSON ``{"error", "kind"}`` for the stream endpoints and the form
-with its error for the form posts: nothing is written. Each stream holds a server
-thread while it lasts (README, "Serving": size the threads for it).
+search, past the limit on questions: 429) is a 4xx JSON ``{"error", "kind"}`` for the
+stream endpoints and the form with its error for the form posts: nothing is written.
+A stream sends completed sentences, a heartbeat comment every second (so the server
+notices a browser that left, and the turn cancels the model call and writes nothing),
+and ``done`` once the turn is recorded. Each stream holds a server thread while it
+lasts (README, "Serving": size the threads for it).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
 from knowledgeweb.composer.selectors import answer_models_for
 from knowledgeweb.composer.services import (
     EXTRACTIVE,
+    HEARTBEAT_SECONDS,
     PreparedTurn,
     TurnResult,
     turn_events,
@@ -113,9 +117,9 @@ def _form_error(form: forms.Form) -> tuple[str, str]:
 
 
 def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
+    """The one turn service, asked as the signed-in user; its limit on questions counts per user
+    (``ratelimit.RateLimited`` past it, nothing run)."""
     user = cast(User, request.user)
-    # The serving work's per-user limit on questions (RATE_LIMIT_ASK); 429 past it, nothing run.
-    ratelimit.consume("ask", f"user:{user.pk}")
     form = TurnInput(request.POST)
     if not form.is_valid():
         message, kind = _form_error(form)
@@ -124,6 +128,7 @@ def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
         user=user,
         question=form.cleaned_data["question"],
         binding_name=form.cleaned_data["binding"],
+        rate_key=f"user:{user.pk}",
         composer=form.cleaned_data.get("composer") or EXTRACTIVE,
         thread=thread,
         agent_name=WEB_AGENT_NAME,
@@ -168,14 +173,10 @@ def thread_ask(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     return redirect(_thread_url(result))
 
 
-def run_form_turn(request: HttpRequest) -> HttpResponse | AnswerError:
-    """The Ask form without JavaScript for a chosen answer model: the whole turn, then the new thread."""
-    try:
-        result = turn_run(_prepare(request, None))
-    except AnswerError as exc:
-        return exc
-    except ratelimit.RateLimited as exc:
-        return AnswerError(exc.detail, kind="question")
+def run_form_turn(request: HttpRequest) -> HttpResponse:
+    """The Ask form without JavaScript (quoted sentences or an answer model): the whole turn,
+    then the new thread. Raises ``AnswerError`` or ``ratelimit.RateLimited``; nothing is written then."""
+    result = turn_run(_prepare(request, None))
     return redirect(_thread_url(result))
 
 
@@ -204,7 +205,9 @@ def _too_many(exc: ratelimit.RateLimited) -> HttpResponseBase:
 
 
 def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
-    events = turn_events(prepared)
+    # A heartbeat (an SSE comment, which the page ignores) at least every second: the server
+    # notices a client that went away only when it writes, also while the model is silent.
+    events = turn_events(prepared, heartbeat=HEARTBEAT_SECONDS)
     # Sent at once, while the model thinks: the page says what was found, and the
     # response's first bytes are on the wire (and acknowledged) before the answer's,
     # so the first answer event is not held back by Nagle's algorithm.
@@ -216,7 +219,7 @@ def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
             elif event.kind == "sentence":
                 yield _event("sentence", {"parts": event.data})
             else:
-                yield _event("delta", {"text": event.data})
+                yield HEARTBEAT
     except AnswerError as exc:
         # Refused at write (a quota reached while the answer streamed): nothing was written.
         yield _event("error", {"error": exc.message, "kind": exc.kind})
@@ -224,6 +227,10 @@ def _sse(prepared: PreparedTurn) -> Iterator[bytes]:
         # A client that went away closes this generator: closing the turn's generator
         # too ends the model call before the turn is written, so nothing is stored.
         events.close()
+
+
+#: An SSE comment: no event for the page, a write for the server.
+HEARTBEAT = b": heartbeat\n\n"
 
 
 def _event(name: str, data: object) -> bytes:

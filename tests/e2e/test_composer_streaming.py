@@ -15,6 +15,7 @@ from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, 
 from knowledgeweb.threads.models import Message, Thread
 from tests.e2e.watching import Watched
 from tests.standins.chat_server import ChatStandin, Reply, citing_model, serve
+from tests.standins.hostile_model import hostile
 
 pytestmark = pytest.mark.e2e
 
@@ -110,4 +111,46 @@ def test_a_follow_up_streams_from_the_thread_page(model_server: ChatStandin, ope
         "href", f"#{model_server.requests[-1]['messages'][0]['content'].split('handle: ')[1].split()[0]}"
     )
     assert thread.messages.count() == 6
+    assert watched.errors == []
+
+
+@pytest.fixture
+def hostile_server(reader: tuple[User, Any]) -> Iterator[ChatStandin]:
+    """An answer model that writes past the answer cap (issue 22, defects 1 and 10)."""
+    user = reader[0]
+    binding_create(name="local", provider="local", tools=["knowledge_search"], users=[user])
+    document_ingest(
+        collection=collection_get_or_create(name="birds"),
+        source_key="k",
+        content_hash="k",
+        title="Kingfisher note",
+        source_url="",
+        chunks=[ChunkDraft("Kingfishers dive for fish from a perch. They nest in banks.")],
+    )
+    with serve(hostile("fifty")) as server:
+        model = AnswerModel(name="hostile", base_url=server.base_url, model="hostile-1", timeout=30)
+        model.full_clean()
+        model.save()
+        model.users.add(user)
+        yield server
+
+
+def test_an_answer_past_the_cap_ends_in_the_browser_with_the_reason_and_the_thread(
+    hostile_server: ChatStandin, open_page: OpenPage
+) -> None:
+    page, watched = open_page("/ask/")
+    page.locator('[data-field="question"]').fill("kingfishers")
+    page.locator('[data-field="composer"]').select_option("hostile")
+    page.locator('[data-action="ask"]').click()
+
+    status = page.locator("[data-live-status]")
+    expect(status).to_contain_text("No answer was stored as complete")
+    expect(status).to_contain_text("passed 40,000 characters")
+    # Never more of the answer than the cap was shown.
+    assert len(page.locator("[data-live-text]").inner_text()) <= 40_000
+    page.locator("[data-live-thread]").click()
+    expect(page.locator("body")).to_contain_text("passed 40,000 characters, the most an answer may hold")
+    message = Message.objects.get(type="ai")
+    assert message.status == "error"
+    assert [m.type for m in Thread.objects.get().messages.order_by("seq")] == ["human", "tool", "ai"]
     assert watched.errors == []

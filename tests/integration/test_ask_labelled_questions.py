@@ -3,7 +3,7 @@
 The set is ``tests/ask_labelled_set.py``: each answerable question names phrases of which a
 quoted sentence must hold one; each unanswerable one must get no quote and no citation.
 The corpus is ``sample_corpus/`` ingested into the local index, as ``manage.py demo``
-does, and every question goes through ``question_answer`` with the extractive
+does, and every question goes through the one turn service (``turn_ask``) with the extractive
 composer: retrieval, formatting, the output budget, then composition.
 """
 
@@ -15,11 +15,11 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from knowledgeweb.answers import ExtractiveComposer
-from knowledgeweb.answers.services import question_answer
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.services import turn_ask
 from knowledgeweb.knowledge import find_citations
 from knowledgeweb.library.services.ingest import paths_ingest
+from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
 from tests.ask_labelled_set import ANSWERABLE, UNANSWERABLE, corpus_directory, quoted_lines, score
 
@@ -40,7 +40,8 @@ def asker(user: User) -> User:
 
 def _answer(user: User, question: str) -> tuple[str, list[str]]:
     """The answer's Markdown and the excerpts its resolved citations point at."""
-    thread = question_answer(user=user, question=question, binding_name="demo", composer=ExtractiveComposer())
+    result = turn_ask(user=user, question=question, binding_name="demo", rate_key=None)
+    thread = Thread.objects.get(pk=result.thread_id)
     answer = thread_messages(thread=thread)[-1]
     report = thread_citations(thread=thread)
     resolved = [c for entry in report for c in entry.citations if c.state == "resolved"]

@@ -1,4 +1,4 @@
-"""``question_answer``: everything is written together, or nothing is."""
+"""The one turn service with the extractive composer: everything is written together, or nothing is."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 
 from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import question_answer
+from knowledgeweb.composer.services import turn_ask
 from knowledgeweb.knowledge import read_sources
 from knowledgeweb.threads.models import Message, Thread
 from tests.factories import BindingFactory, CollectionFactory
@@ -25,16 +25,21 @@ def bound(user: User) -> User:
     return user
 
 
-class _Exploding:
-    name = "exploding"
+def question_answer(*, user: User, question: str, binding_name: str, **options: object) -> Thread:
+    """A new thread asked through the one turn service, counted against no limit."""
+    result = turn_ask(user=user, question=question, binding_name=binding_name, rate_key=None, **options)  # type: ignore[arg-type]
+    return Thread.objects.get(pk=result.thread_id)
 
-    def compose(self, *, question: str, tool_name: str, content: str, artifact: object) -> str:
+
+def test_a_failing_composer_leaves_no_thread_and_no_messages(
+    bound: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def exploding(self: ExtractiveComposer, **kwargs: object) -> str:
         raise RuntimeError("composer bug")
 
-
-def test_a_failing_composer_leaves_no_thread_and_no_messages(bound: User) -> None:
+    monkeypatch.setattr(ExtractiveComposer, "compose", exploding)
     with pytest.raises(RuntimeError, match="composer bug"):
-        question_answer(user=bound, question="kingfishers", binding_name="local", composer=_Exploding())
+        question_answer(user=bound, question="kingfishers", binding_name="local")
 
     assert Thread.objects.count() == 0
     assert Message.objects.count() == 0
@@ -42,9 +47,7 @@ def test_a_failing_composer_leaves_no_thread_and_no_messages(bound: User) -> Non
 
 def test_an_unknown_binding_is_refused_with_its_reason_and_nothing_is_written(bound: User) -> None:
     with pytest.raises(AnswerError) as caught:
-        question_answer(
-            user=bound, question="kingfishers", binding_name="nope", composer=ExtractiveComposer()
-        )
+        question_answer(user=bound, question="kingfishers", binding_name="nope")
 
     assert (caught.value.kind, caught.value.message) == (
         "binding",
@@ -56,9 +59,7 @@ def test_an_unknown_binding_is_refused_with_its_reason_and_nothing_is_written(bo
 def test_a_long_question_gets_a_shortened_title(bound: User) -> None:
     question = "kingfishers " * 40
 
-    thread = question_answer(
-        user=bound, question=question, binding_name="local", composer=ExtractiveComposer()
-    )
+    thread = question_answer(user=bound, question=question, binding_name="local")
 
     assert len(thread.title) <= 200
     assert thread.title.endswith("…")
@@ -72,7 +73,6 @@ def test_a_small_output_budget_cuts_the_tool_message_and_the_answer_cites_only_w
         user=bound,
         question="kingfishers",
         binding_name="local",
-        composer=ExtractiveComposer(),
         output_limit=1200,
     )
 
@@ -102,9 +102,7 @@ def test_the_provider_is_called_outside_any_transaction(bound: User, monkeypatch
         return real_search(self, query, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(LocalProvider, "search", watched)
-    thread = question_answer(
-        user=bound, question="kingfishers", binding_name="local", composer=ExtractiveComposer()
-    )
+    thread = question_answer(user=bound, question="kingfishers", binding_name="local")
 
     assert seen == [False]
     assert [m.type for m in thread.messages.order_by("seq")] == ["human", "tool", "ai"]

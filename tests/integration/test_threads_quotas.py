@@ -23,10 +23,9 @@ from django.db import connection
 from django.test import Client
 
 from knowledgeweb.accounts.services import token_create
-from knowledgeweb.answers import ExtractiveComposer
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import question_answer
 from knowledgeweb.bindings.services import binding_create
+from knowledgeweb.composer.services import turn_ask
 from knowledgeweb.threads.errors import QuotaExceededError
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.quotas import message_size
@@ -329,9 +328,8 @@ def test_a_failed_search_past_the_quota_writes_no_error_message(
 
 
 def ask(user: User) -> Thread:
-    return question_answer(
-        user=user, question="who founded acme?", binding_name="lightrag-main", composer=ExtractiveComposer()
-    )
+    result = turn_ask(user=user, question="who founded acme?", binding_name="lightrag-main", rate_key=None)
+    return Thread.objects.get(pk=result.thread_id)
 
 
 def test_ask_past_the_user_thread_quota_asks_no_provider_and_writes_nothing(

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -53,6 +55,8 @@ class Reply:
     json_body: bool = False
     location: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    #: Send the text in pieces of this many characters (default: word by word).
+    piece_chars: int | None = None
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -82,8 +86,8 @@ def citing_model(body: dict[str, Any]) -> Reply:
 class ChatStandin(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, responder: Responder, api_key: str | None) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, responder: Responder, api_key: str | None, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.responder = responder
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
@@ -92,6 +96,8 @@ class ChatStandin(ThreadingHTTPServer):
         self.release = threading.Event()
         #: Set by a handler when its client went away mid-stream.
         self.client_gone = threading.Event()
+        #: Set when a chat request has arrived.
+        self.asked = threading.Event()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet about clients that hung up (the composer closes a stream it no longer needs)."""
@@ -144,6 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = json.loads(raw)
         self.server.requests.append(body)
+        self.server.asked.set()
         reply = self.server.responder(body)
         if reply.first_byte_delay:
             sleep(reply.first_byte_delay)
@@ -180,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, reply: Reply, model: str) -> None:
         for event in _events(reply, model):
             if event is None:  # stall: hold the connection open without a byte
-                self.server.release.wait(30)
+                self._hold()
                 self.close_connection = True
                 return
             if event == b"pause":
@@ -194,6 +201,19 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.piece_delay:
                 sleep(reply.piece_delay)
         self._chunk(b"")
+
+    def _hold(self) -> None:
+        """Send nothing until released or until the client closes the connection (then say so)."""
+        while not self.server.release.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable:
+                try:
+                    gone = not self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    gone = True
+                if gone:
+                    self.server.client_gone.set()
+                    return
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
@@ -210,9 +230,18 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
     """The LightRAG tests' stand-in's chunks (one wire format for both), with this reply's faults."""
-    chunks = list(completion_chunks(model, reply.text, 0))
-    role, pieces, finish = chunks[0], chunks[1:-1], chunks[-1]
+    chunks = list(completion_chunks(model, "", 0))
+    role, finish = chunks[0], chunks[-1]
     finish["choices"][0]["finish_reason"] = reply.finish_reason
+    if reply.piece_chars:
+        size = reply.piece_chars
+        texts = [reply.text[i : i + size] for i in range(0, len(reply.text), size)]
+    else:
+        texts = re.findall(r"\S+\s*|\s+", reply.text)
+    pieces = (
+        {**role, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        for text in texts
+    )
 
     def data(chunk: dict[str, Any]) -> bytes:
         return f"data: {json.dumps(chunk)}\n\n".encode()
@@ -235,8 +264,10 @@ def _events(reply: Reply, model: str) -> Iterator[bytes | None]:
 
 
 @contextmanager
-def serve(responder: Responder = citing_model, *, api_key: str | None = None) -> Iterator[ChatStandin]:
-    server = ChatStandin(responder, api_key)
+def serve(
+    responder: Responder = citing_model, *, api_key: str | None = None, port: int = 0
+) -> Iterator[ChatStandin]:
+    server = ChatStandin(responder, api_key, port)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="chat-standin", daemon=True)
     thread.start()
     try:
