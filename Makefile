@@ -85,8 +85,9 @@ typecheck: install
 # Every test, as before, in three runs: everything that shares no process state under
 # pytest-xdist; the real LightRAG tests in one process (one lightrag-server per run); the
 # browser tests last, in a process of their own (Playwright's event loop, tests/conftest.py).
+# The Celery tests need PostgreSQL (a database their worker processes share): pytest-postgres runs them.
 pytest: install chromium
-	$(BIN)/pytest $(XDIST) -m "not e2e and not real_lightrag"
+	$(BIN)/pytest $(XDIST) -m "not e2e and not real_lightrag and not celery"
 	$(BIN)/pytest -m real_lightrag
 	$(BIN)/pytest -m e2e
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "knowledgeweb.threads",
     "knowledgeweb.bindings",
     "knowledgeweb.library",
+    "knowledgeweb.jobs",
     "knowledgeweb.composer",
     "knowledgeweb.web",
     "knowledgeweb.demo",
@@ -125,6 +126,30 @@ KNOWLEDGEWEB_CACHE_TTL = env_int("KNOWLEDGEWEB_CACHE_TTL", 86_400, minimum=1)
 
 # While the database refuses connections, one log line per kind of failure per this many seconds.
 DB_FAILURE_LOG_INTERVAL = env_float("DB_FAILURE_LOG_INTERVAL", 10.0, maximum=3600)
+
+# The task queue (docs/decisions.md, "Tasks"). No broker (the default): every task runs
+# in-process, inside the request or command that starts it. With a broker (Redis), workers
+# started with `celery -A knowledgeweb worker` run them, on this machine or others.
+TASK_BROKER_CONFIGURED = bool(env_str("CELERY_BROKER_URL"))
+# In-process, Celery still builds a connection object: an in-memory one never dials out.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
+CELERY_TASK_ALWAYS_EAGER = not TASK_BROKER_CONFIGURED
+CELERY_TASK_EAGER_PROPAGATES = True
+# A task is acknowledged when it ends, so a killed worker's task is delivered again...
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+# Every task is stopped after this many seconds (the soft limit a minute earlier lets it
+# record why in its job row).
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=60)
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
+# ...and Redis delivers an unacknowledged task again after this long: it must be longer
+# than any task may run, or a long task still running would be run twice at once.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2 + 600}
+# A job's lease: its worker renews it after every file or thread; another worker may take
+# the job over once it has run out (a killed worker's job resumes where it stopped).
+JOB_LEASE_SECONDS = env_int("JOB_LEASE_SECONDS", 300, minimum=1)
 
 # /readyz: how long the database and the cache each get to answer.
 READINESS_TIMEOUT = env_float("READINESS_TIMEOUT", 2.0, maximum=60)

@@ -22,11 +22,13 @@ TIER_FOLDERS = {
     "lightrag_real": "real_lightrag",
     "mcp": "mcp",
     "live": "live",
+    # Celery worker processes on Redis, against PostgreSQL (a database every process sees).
+    "celery": "celery",
 }
 
 #: Folders whose tests `make pytest-postgres` runs again on PostgreSQL and Redis: they carry
 #: the ``postgres`` marker by folder (tests/conftest.py adds it), others may opt in with it.
-POSTGRES_FOLDERS = ("integration", "mcp")
+POSTGRES_FOLDERS = ("integration", "mcp", "celery")
 
 #: What `make test-fast` leaves out of tests/unit and tests/integration.
 FAST_EXCLUDES = ("slow", *TIER_FOLDERS.values())

@@ -1,6 +1,7 @@
 """Admin for local collections: browse documents and chunks, add a document by pasting its text.
 
-Files are ingested from the command line (manage.py ingest); a document added here
+Files are ingested from the command line (manage.py ingest) or uploaded under Jobs (the
+jobs app's admin, which runs the same ingest as a task); a document added here
 must have text, which is chunked as ingest chunks a text file: a title alone
 would be a document no search can ever find.
 """
@@ -27,7 +28,8 @@ class DocumentAddForm(forms.ModelForm):
         strip=True,
         error_messages={"required": NO_TEXT},
         help_text="The document's text, paragraphs separated by blank lines. It is split into searchable "
-        "chunks as manage.py ingest splits a text file.",
+        "chunks as manage.py ingest splits a text file. To add files (Markdown, text, HTML, PDF), "
+        "upload them under Jobs: Add job.",
     )
 
     # Django 6 makes https the assumed scheme; opt in now rather than warn on every form.

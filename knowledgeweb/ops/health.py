@@ -1,6 +1,6 @@
 """Health probes: ``/healthz`` (the process answers; no I/O) and ``/readyz``.
 
-``/readyz`` asks the database and the cache to answer within ``READINESS_TIMEOUT``
+``/readyz`` asks the database, the cache (and the task broker, when one is set) to answer within ``READINESS_TIMEOUT``
 seconds, each in a thread of its own so a hung server cannot hold the probe, and
 answers 503 with the names of what failed (the reason goes to the log). The probes are answered by a middleware
 placed before Django's host check and HTTPS redirect: a load balancer probes by IP
@@ -20,6 +20,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from knowledgeweb.jobs.queue import broker_check
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +51,16 @@ def _check_cache() -> None:
         cache.delete(key)
 
 
+def _check_broker() -> None:
+    broker_check()
+
+
 CHECKS: dict[str, Callable[[], None]] = {"database": _check_database, "cache": _check_cache}
+
+
+def _checks() -> dict[str, Callable[[], None]]:
+    # The task broker only when one is configured: without it, tasks run in-process.
+    return {**CHECKS, "broker": _check_broker} if settings.TASK_BROKER_CONFIGURED else CHECKS
 
 
 def readiness() -> dict[str, str]:
@@ -59,7 +70,7 @@ def readiness() -> dict[str, str]:
     kind goes to the log, never to whoever can reach the probe.
     """
     timeout = float(settings.READINESS_TIMEOUT)
-    futures: dict[str, Future[None]] = {name: _EXECUTOR.submit(check) for name, check in CHECKS.items()}
+    futures: dict[str, Future[None]] = {name: _EXECUTOR.submit(check) for name, check in _checks().items()}
     states: dict[str, str] = {}
     for name, future in futures.items():
         try:

@@ -27,18 +27,30 @@ from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
+from knowledgeweb.errors import DomainError
+
 logger = logging.getLogger(__name__)
 
 _UNAVAILABLE = (RedisError, ConnectionError, TimeoutError, OSError)
 
 
-class RateLimited(Exception):  # noqa: N818 - reads as the outcome: ratelimit.RateLimited
-    """A request over its limit; ``retry_after`` whole seconds until the window ends."""
+class RateLimited(DomainError):  # noqa: N818 - reads as the outcome: ratelimit.RateLimited
+    """A request over its limit; ``retry_after`` whole seconds until the window ends.
+
+    A domain error like any other (429, ``rate_limited``, with ``Retry-After``), so every
+    surface answers it through the one error model.
+    """
+
+    code = "rate_limited"
+    status = 429
 
     def __init__(self, scope: str, retry_after: int) -> None:
         self.scope = scope
         self.retry_after = retry_after
-        super().__init__(f"Too many requests ({scope}); retry after {retry_after} s.")
+        super().__init__(self.detail)
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
     @property
     def detail(self) -> str:

@@ -27,6 +27,7 @@ from knowledgeweb.composer.errors import ModelError, ModelFault
 from knowledgeweb.errors import DomainError
 from knowledgeweb.mcp_server.errors import error_body
 from knowledgeweb.ops.apierrors import CODES
+from knowledgeweb.ops.ratelimit import RateLimited
 from knowledgeweb.providers.errors import ProviderErrorCode, ProviderHTTPError
 from knowledgeweb.threads.errors import MessageInvalidError, QuotaExceededError
 from knowledgeweb.threads.models import Thread
@@ -69,6 +70,7 @@ _EXAMPLES: dict[type[DomainError], Callable[[type[Any], str], DomainError]] = {
     ),
     QuotaExceededError: lambda cls, code: cls(MESSAGE, quota="thread_bytes"),
     MessageInvalidError: lambda cls, code: cls(MESSAGE),
+    RateLimited: lambda cls, code: cls("search", 7),
 }
 
 
