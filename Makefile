@@ -101,7 +101,8 @@ pytest-postgres: install
 			cache=$(REDIS_TEST_URL); fi; \
 		echo "PostgreSQL reachable: running the database suites on it (cache: $$cache)."; \
 		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest $(XDIST) -m postgres; \
-	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
+	else echo "*** No PostgreSQL server reachable on 127.0.0.1:5432: the database suites' PostgreSQL re-run"; \
+		echo "*** and the Celery worker tests (tests/celery, which need PostgreSQL and Redis) did NOT run."; fi
 
 test: lint typecheck pytest pytest-postgres
 
