@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from knowledgeweb.threads.rendering.version import RENDERER_VERSION
-from tests.integration.serving_support import PYTHON, ROOT, base_env, free_port, run_manage
+from tests.integration.serving_support import PRODUCTION_KEY, PYTHON, ROOT, base_env, free_port, run_manage
 
 STARTUP = 240  # a busy 2-core machine
 
@@ -28,7 +28,14 @@ STARTUP = 240  # a busy 2-core machine
 @pytest.fixture
 def database(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     db = tmp_path / "db.sqlite3"
-    env = base_env(DEBUG="1", DATABASE_URL=f"sqlite:///{db}", CACHE_URL="locmem://")
+    env = base_env(
+        DEBUG="1",
+        # gunicorn refuses to start without them, DEBUG or not (README, "Serving in production").
+        SECRET_KEY=PRODUCTION_KEY,
+        ALLOWED_HOSTS="127.0.0.1",
+        DATABASE_URL=f"sqlite:///{db}",
+        CACHE_URL="locmem://",
+    )
     for args in (("migrate", "--noinput"), ("demo",)):
         done = run_manage(*args, env=env)
         assert done.returncode == 0, done.stderr
@@ -98,7 +105,16 @@ def test_the_background_rerender_can_be_left_to_the_deploy(monkeypatch: pytest.M
     started: list[list[str]] = []
     monkeypatch.setattr(subprocess, "Popen", lambda args, **kwargs: started.append(args))
     # The configuration sets defaults in the environment when loaded: load it over a copy.
-    monkeypatch.setattr(os, "environ", {**os.environ, "RERENDER_AFTER_START": "0"})
+    monkeypatch.setattr(
+        os,
+        "environ",
+        {
+            **os.environ,
+            "RERENDER_AFTER_START": "0",
+            "SECRET_KEY": PRODUCTION_KEY,
+            "ALLOWED_HOSTS": "127.0.0.1",
+        },
+    )
     monkeypatch.delitem(sys.modules, "knowledgeweb.ops.gunicorn_conf", raising=False)
     gunicorn_conf = importlib.import_module("knowledgeweb.ops.gunicorn_conf")
     server = _Server()
