@@ -303,3 +303,42 @@ def paths_ingest(
         else:
             report.outcomes.append(FileOutcome(str(path), result=result))
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """One file read from disk for a job: its bytes and re-ingest key, or why it was not read."""
+
+    path: str
+    key: str = ""
+    data: bytes = b""
+    problem: str = ""
+
+
+def paths_read(
+    *,
+    paths: Sequence[Path],
+    key_root: Path,
+    on_file: Callable[[int, int, Path], None] | None = None,
+) -> tuple[list[ReadFile], list[str]]:
+    """Every file under ``paths`` read with ingest's rules (types, size cap, links, hidden
+    files), keyed as ``paths_ingest`` keys it; and the unsupported files walked past.
+
+    Touches no database: the machine running ``manage.py ingest`` reads, a worker stores.
+    Files that cannot be read come first (as ``paths_ingest`` reports them), then the rest
+    in walk order.
+    """
+    files, problems, ignored = discover_files(paths)
+    read = [ReadFile(o.path, problem=o.problem) for o in problems]
+    for index, file in enumerate(files, start=1):
+        if on_file is not None:
+            on_file(index, len(files), file.path)
+        try:
+            target, info = file_check(file.path, root=file.root)
+            data = file_read_bounded(target, expected=info)
+        except IngestError as exc:
+            read.append(ReadFile(str(file.path), problem=str(exc)))
+        else:
+            # Keyed once read: a looping link has no key to compute.
+            read.append(ReadFile(str(file.path), key=source_key(file.path, key_root=key_root), data=data))
+    return read, ignored
