@@ -224,7 +224,9 @@ def folder_outcomes(job: Job) -> list[FileOutcome]:
             result = DocumentIngestResult(upload.document, IngestAction(upload.action), upload.chunk_count)
             outcomes.append(FileOutcome(upload.path, result=result))
         else:
-            outcomes.append(FileOutcome(upload.path, problem=upload.problem or "not ingested: the job stopped"))
+            outcomes.append(
+                FileOutcome(upload.path, problem=upload.problem or "not ingested: the job stopped")
+            )
     return outcomes
 
 

@@ -4,40 +4,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0001_initial'),
+        ("jobs", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='collection_name',
+            model_name="job",
+            name="collection_name",
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddField(
-            model_name='upload',
-            name='action',
+            model_name="upload",
+            name="action",
             field=models.CharField(blank=True, max_length=16),
         ),
         migrations.AddField(
-            model_name='upload',
-            name='chunk_count',
+            model_name="upload",
+            name="chunk_count",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='upload',
-            name='path',
+            model_name="upload",
+            name="path",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='upload',
-            name='source_key',
+            model_name="upload",
+            name="source_key",
             field=models.CharField(blank=True, max_length=1024),
         ),
         migrations.AlterField(
-            model_name='job',
-            name='kind',
-            field=models.CharField(choices=[('ingest_uploads', 'ingest uploads'), ('ingest_folder', 'ingest a folder'), ('rerender', 're-render threads')], max_length=32),
+            model_name="job",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("ingest_uploads", "ingest uploads"),
+                    ("ingest_folder", "ingest a folder"),
+                    ("rerender", "re-render threads"),
+                ],
+                max_length=32,
+            ),
         ),
     ]
