@@ -15,7 +15,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 XDIST := -n $(PYTEST_WORKERS)
 
-.PHONY: install lock run serve loadtest test test-fast lint typecheck pytest pytest-postgres chromium bench bench-docs clean lightrag-cache
+.PHONY: install lock run serve serve-preflight loadtest test test-fast lint typecheck pytest pytest-postgres chromium bench bench-docs clean lightrag-cache
 
 # Every machine installs the same versions: the lock pins each package (with its hashes) that
 # pyproject.toml's ranges resolve to; `make lock` refreshes it after a dependency change.
@@ -41,11 +41,24 @@ run: install
 	DEBUG=1 $(BIN)/python manage.py demo
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
 
+# Before anything is installed or migrated: a server without ALLOWED_HOSTS would answer
+# 400 to every request (and SECRET_KEY is required with DEBUG off), so it does not start.
+serve-preflight:
+	@if [ -z "$$ALLOWED_HOSTS" ]; then \
+		echo "make serve: ALLOWED_HOSTS is not set. Set it to the host names this server answers to," \
+			"comma-separated (for example ALLOWED_HOSTS=kw.example.org); without it every request" \
+			"would be refused with 400 Bad Request. Nothing was started." >&2; \
+		exit 2; fi
+	@if [ -z "$$SECRET_KEY" ]; then \
+		echo "make serve: SECRET_KEY is not set. Set it to a long random secret" \
+			"(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'). Nothing was started." >&2; \
+		exit 2; fi
+
 # The production server (README, "Serving in production"): DEBUG off, SECRET_KEY and
 # ALLOWED_HOSTS from the environment, gunicorn's threaded workers on HOST:PORT
 # (127.0.0.1:8000 by default). Starts without re-rendering: once gunicorn listens, its
 # when_ready hook runs `manage.py rerender` in the background, with progress in the log.
-serve: install
+serve: serve-preflight install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
@@ -88,7 +101,8 @@ pytest-postgres: install
 			cache=$(REDIS_TEST_URL); fi; \
 		echo "PostgreSQL reachable: running the database suites on it (cache: $$cache)."; \
 		DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} CACHE_URL=$$cache $(BIN)/pytest $(XDIST) -m postgres; \
-	else echo "No PostgreSQL server reachable: the SQLite run above stands alone."; fi
+	else echo "*** No PostgreSQL server reachable on 127.0.0.1:5432: the database suites' PostgreSQL re-run"; \
+		echo "*** and the Celery worker tests (tests/celery, which need PostgreSQL and Redis) did NOT run."; fi
 
 test: lint typecheck pytest pytest-postgres
 

@@ -92,6 +92,35 @@ def cases(size: int, max_cells: int) -> dict[str, str]:
         "table just over the cell cap, citations in cells": table(
             columns, at_cap + 1, f"[l]({HANDLE})", "a", "b", "c"
         ),
+        **linkify_cases(size),
+    }
+
+
+def linkify_cases(size: int) -> dict[str, str]:
+    """Bare-URL input that made the linkifier quadratic, and its variants.
+
+    The linkifier's URL pattern reads to the end of a run of non-space characters
+    looking for a closing bracket; each ``://`` in the run started it again. Runs just
+    under ``linkgrammar.MAX_LINKIFY_RUN`` (2,048) are still linked: the most work a run
+    may ask for.
+    """
+
+    def fill(unit: str) -> str:
+        return (unit * (size // len(unit) + 1))[:size]
+
+    def runs(unit: str, *, length: int = 2_040, end: str = " ") -> str:
+        return fill((unit * (length // len(unit) + 1))[: length - 1] + end)
+
+    return {
+        "linkify: one run of http://a.b/(": fill("http://a.b/("),
+        "linkify: runs of http://a.b/( under the run cap": runs("http://a.b/("),
+        "linkify: lines of http://a.b/(": runs("http://a.b/(", end="\n"),
+        "linkify: runs of http://a.b/{": runs("http://a.b/{"),
+        "linkify: runs of https://a.b/x?(": runs("https://a.b/x?("),
+        "linkify: runs of mailto:a@b.c(": runs("mailto:a@b.c("),
+        "linkify: runs of e-mail addresses with (": runs("a@b.c/("),
+        "linkify: runs of http://a.b/( in emphasis": runs("*http://a.b/(*"),
+        "linkify: http://a.b/( among words": fill("words http://a.b/( "),
     }
 
 

@@ -14,7 +14,11 @@ middleware, which wraps the application in ``knowledgeweb.wsgi``, decides first:
 - A request with both headers answers 400 (the classic request-smuggling shape),
   and a transfer coding other than ``chunked`` answers 501.
 
-Nothing is written on any refusal: the application never sees the request.
+Nothing is written on any refusal: the application never sees the request. Each
+refusal carries an ``X-Request-ID`` and is reported to ``on_refused`` (``knowledgeweb.wsgi``
+passes the request log's id rule and line, from ``knowledgeweb.ops.requestlog``: this
+module sits beside ops, not above it); under ``/api/`` its body is the API's error JSON
+(``detail`` and ``code``).
 See docs/decisions.md, "Access".
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -29,6 +34,21 @@ from django.conf import settings
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+#: The caller's ``X-Request-ID`` (or ``None``) -> the id the refusal is known by.
+RequestIds = Callable[[str | None], str]
+#: (method, path, status, request id, client address) of a refused request.
+RefusalLog = Callable[[str, str, int, str, str], None]
+
+HEADER = "X-Request-ID"
+
+
+def fresh_request_id(incoming: str | None) -> str:
+    return uuid.uuid4().hex
+
+
+def no_log(method: str, path: str, status: int, request_id: str, client: str) -> None:
+    return None
+
 
 #: Used when ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is ``None``: a decoded body is still bounded.
 FALLBACK_LIMIT = 2 * 1024 * 1024
@@ -40,13 +60,24 @@ _STATUS = {
     413: "413 Request Entity Too Large",
     501: "501 Not Implemented",
 }
+#: The API's error codes for each refusal.
+CODES = {
+    400: "ambiguous_body_length",
+    411: "length_required",
+    413: "body_too_large",
+    501: "transfer_coding_not_supported",
+}
 
 
 class ChunkedBodies:
     """WSGI middleware: read a server-decoded chunked body with its real length, or refuse it."""
 
-    def __init__(self, app: WSGIApp) -> None:
+    def __init__(
+        self, app: WSGIApp, *, request_ids: RequestIds = fresh_request_id, on_refused: RefusalLog = no_log
+    ) -> None:
         self.app = app
+        self.request_ids = request_ids
+        self.on_refused = on_refused
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         coding = environ.get("HTTP_TRANSFER_ENCODING", "")
@@ -54,7 +85,7 @@ class ChunkedBodies:
             return self.app(environ, start_response)
         codings = [part.strip().lower() for part in coding.split(",") if part.strip()]
         if codings != ["chunked"]:
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 501,
@@ -62,7 +93,7 @@ class ChunkedBodies:
                 "Content-Length header. Nothing was read or written.",
             )
         if environ.get("CONTENT_LENGTH"):
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 400,
@@ -70,7 +101,7 @@ class ChunkedBodies:
                 "(preferably Content-Length). Nothing was read or written.",
             )
         if not environ.get("wsgi.input_terminated"):
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 411,
@@ -81,7 +112,7 @@ class ChunkedBodies:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or FALLBACK_LIMIT
         body = _read_at_most(environ["wsgi.input"], limit + 1)
         if len(body) > limit:
-            return _refuse(
+            return self._refuse(
                 environ,
                 start_response,
                 413,
@@ -92,6 +123,44 @@ class ChunkedBodies:
         decoded["CONTENT_LENGTH"] = str(len(body))
         del decoded["HTTP_TRANSFER_ENCODING"]
         return self.app(decoded, start_response)
+
+    def _refuse(
+        self,
+        environ: dict[str, Any],
+        start_response: StartResponse,
+        status: int,
+        detail: str,
+        *,
+        close: bool = False,
+    ) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", ""))
+        request_id = self.request_ids(environ.get("HTTP_X_REQUEST_ID"))
+        self.on_refused(
+            str(environ.get("REQUEST_METHOD", "")),
+            path,
+            status,
+            request_id,
+            str(environ.get("REMOTE_ADDR", "")),
+        )
+        if path.startswith("/api/"):
+            body = json.dumps({"detail": detail, "code": CODES[status]}).encode()
+            content_type = "application/json"
+        else:
+            body, content_type = detail.encode(), "text/plain; charset=utf-8"
+        headers = [
+            ("Content-Type", content_type),
+            (HEADER, request_id),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if not close:
+            headers.append(("Content-Length", str(len(body))))
+            start_response(_STATUS[status], headers)
+            return [body]
+        # A WSGI application may not send "Connection: close" itself (a hop-by-hop header);
+        # without a Content-Length, Django's development server closes the connection, which
+        # keeps the unread chunks from being parsed as the next request.
+        start_response(_STATUS[status], headers)
+        return _unsized(body)
 
 
 def _read_at_most(stream: Any, count: int) -> bytes:
@@ -105,25 +174,6 @@ def _read_at_most(stream: Any, count: int) -> bytes:
         parts.append(part)
         total += len(part)
     return b"".join(parts)
-
-
-def _refuse(
-    environ: dict[str, Any], start_response: StartResponse, status: int, detail: str, *, close: bool = False
-) -> Iterable[bytes]:
-    if str(environ.get("PATH_INFO", "")).startswith("/api/"):
-        body, content_type = json.dumps({"detail": detail}).encode(), "application/json"
-    else:
-        body, content_type = detail.encode(), "text/plain; charset=utf-8"
-    headers = [("Content-Type", content_type)]
-    if not close:
-        headers.append(("Content-Length", str(len(body))))
-        start_response(_STATUS[status], headers)
-        return [body]
-    # A WSGI application may not send "Connection: close" itself (a hop-by-hop header);
-    # without a Content-Length, Django's development server closes the connection, which
-    # keeps the unread chunks from being parsed as the next request.
-    start_response(_STATUS[status], headers)
-    return _unsized(body)
 
 
 def _unsized(body: bytes) -> Iterator[bytes]:

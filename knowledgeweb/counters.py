@@ -17,8 +17,12 @@ class Counter:
         return self._count
 
     def increment(self) -> None:
+        self.add(1)
+
+    def add(self, amount: int) -> None:
+        """Count ``amount`` units of work at once (characters scanned, steps taken)."""
         with self._lock:
-            self._count += 1
+            self._count += amount
 
     def reset(self) -> None:
         with self._lock:

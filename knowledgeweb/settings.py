@@ -76,6 +76,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "knowledgeweb.ops.logins.LoginRateLimitMiddleware",
+    # Innermost, so its process_exception runs first: a view that cannot reach the
+    # database answers 503 and logs one throttled line (knowledgeweb/ops/database.py).
+    "knowledgeweb.ops.database.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "knowledgeweb.urls"
@@ -101,9 +104,9 @@ DATABASES = {
     "default": database_from_url(
         env_str("DATABASE_URL") or "sqlite:///var/knowledgeweb.sqlite3",
         base_dir=str(BASE_DIR),
-        # 0 (close after each request) unless the production server asks for more: the
-        # development server starts a thread per request, and each would keep its own
-        # connection. gunicorn's fixed thread pool sets 60 (knowledgeweb/ops/gunicorn_conf.py).
+        # 0: each request opens its connection when it needs one and closes it at its end,
+        # so no idle thread holds one, none outlives a database restart, and recovery after
+        # an outage is immediate (docs/decisions.md, "Database pressure"; ops/database.py).
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
@@ -120,6 +123,9 @@ CACHE_RETRY_AFTER = env_float("CACHE_RETRY_AFTER", 5.0, maximum=3600)
 
 # Seconds a memoized validation is kept (docs/decisions.md, "Render at write"): a day.
 KNOWLEDGEWEB_CACHE_TTL = env_int("KNOWLEDGEWEB_CACHE_TTL", 86_400, minimum=1)
+
+# While the database refuses connections, one log line per kind of failure per this many seconds.
+DB_FAILURE_LOG_INTERVAL = env_float("DB_FAILURE_LOG_INTERVAL", 10.0, maximum=3600)
 
 # The task queue (docs/decisions.md, "Tasks"). No broker (the default): every task runs
 # in-process, inside the request or command that starts it. With a broker (Redis), workers
@@ -243,7 +249,11 @@ LOG_FORMAT = env_choice("LOG_FORMAT", ("text", "json"), "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "knowledgeweb.ops.logs.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "knowledgeweb.ops.logs.RequestIdFilter"},
+        # A database connection failure: one line per kind per interval, no traceback.
+        "database_failures": {"()": "knowledgeweb.ops.database.DatabaseFailureLogFilter"},
+    },
     "formatters": {
         # Both redact credentials in URLs and the configured passwords (ops/redaction.py).
         "text": {
@@ -253,7 +263,11 @@ LOGGING = {
         "json": {"()": "knowledgeweb.ops.logs.JsonFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id", "database_failures"],
+        }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {

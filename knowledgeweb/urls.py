@@ -6,6 +6,9 @@ from django.urls import include, path
 
 from knowledgeweb.api.main import api
 
+# The HTML 500 page names the request id (knowledgeweb/ops/errorpages.py).
+handler500 = "knowledgeweb.ops.errorpages.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

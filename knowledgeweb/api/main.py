@@ -37,6 +37,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import Error as DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -45,6 +46,7 @@ from knowledgeweb.api import compose, knowledge, threads
 from knowledgeweb.api.auth import api_auth
 from knowledgeweb.errors import DomainError
 from knowledgeweb.ops.apierrors import code_for
+from knowledgeweb.ops.database import log_unavailable, unavailable_kind, unavailable_response
 from knowledgeweb.ops.ratelimit import RateLimited
 from knowledgeweb.threads.text import text_problem
 
@@ -173,6 +175,17 @@ def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     request_id = getattr(request, "request_id", "")
     suffix = f" (request id {request_id})" if request_id else ""
     return _error(request, 500, f"Internal server error{suffix}; it has been logged.")
+
+
+@api.exception_handler(DatabaseError)
+def database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    # A connection the database refused is a 503 to try again, logged once per kind per
+    # interval (knowledgeweb/ops/database.py); any other database error is a bug.
+    kind = unavailable_kind(exc)
+    if kind is None:
+        return unexpected(request, exc)
+    log_unavailable(kind, exc)
+    return unavailable_response(request, kind)
 
 
 @api.exception_handler(DomainError)

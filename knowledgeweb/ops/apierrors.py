@@ -27,11 +27,15 @@ CODES = {
     409: "conflict",
     411: "length_required",
     413: "body_too_large",
+    414: "request_line_too_long",
     415: "unsupported_media_type",
+    417: "expectation_failed",
     422: "invalid_request",
     424: "provider_error",
     429: "rate_limited",
+    431: "headers_too_large",
     500: "server_error",
+    501: "not_implemented",
     503: "unavailable",
 }
 

@@ -11,17 +11,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from knowledgeweb.ops.serving import server_settings
+from knowledgeweb.ops.serving import missing_settings, server_settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "knowledgeweb.settings")
-# A fixed pool of threads: keep each thread's database connection between requests.
-os.environ.setdefault("DB_CONN_MAX_AGE", "60")
+
+# Started without make serve's own check: refuse the same way, in words, not a traceback.
+for _problem in missing_settings():
+    sys.stderr.write(f"gunicorn: {_problem} Nothing was started.\n")
+if missing_settings():
+    raise SystemExit(2)
 
 _server = server_settings()
 
 wsgi_app = "knowledgeweb.wsgi:application"
 bind = [f"[{_server.host}]:{_server.port}" if ":" in _server.host else f"{_server.host}:{_server.port}"]
-worker_class = "gthread"
+# gthread, answering gunicorn's own refusals under /api/ (414, 431, 400, 501) with the
+# API's JSON and a request id (knowledgeweb/ops/gunicorn_worker.py).
+worker_class = "knowledgeweb.ops.gunicorn_worker.ApiJsonThreadWorker"
 workers = _server.workers
 threads = _server.threads
 timeout = _server.timeout
@@ -39,8 +45,21 @@ secure_scheme_headers: dict[str, str] = {}
 control_socket_disable = True
 
 
-def when_ready(server: Any) -> None:
-    """Once the server listens: bring stored renders up to date in the background.
+def warn_about_database_connections(server: Any) -> None:
+    """Warn when workers x threads could want more database connections than the database
+    allows (knowledgeweb/ops/database.py, ``capacity_warning``)."""
+    import django
+
+    django.setup()
+    from knowledgeweb.ops.database import check_capacity
+
+    warning = check_capacity(workers=_server.workers, threads=_server.threads)
+    if warning:
+        server.log.warning(warning)
+
+
+def rerender_in_the_background(server: Any) -> None:
+    """Bring stored renders up to date in the background.
 
     The server answers at once with the renders as stored (reads never write; a render
     below the minimum safe version is rendered per response), while ``manage.py rerender``
@@ -53,3 +72,9 @@ def when_ready(server: Any) -> None:
     # Not waited for: gunicorn's arbiter reaps any child that exits, so it leaves no zombie.
     process = subprocess.Popen([sys.executable, str(manage), "rerender"], cwd=manage.parent)  # noqa: S603
     server.log.info("Re-rendering stored renders in the background (pid %s)", process.pid)
+
+
+def when_ready(server: Any) -> None:
+    """Once the server listens: check the database's room for connections, then re-render."""
+    warn_about_database_connections(server)
+    rerender_in_the_background(server)

@@ -2,7 +2,7 @@
 
 ``/readyz`` asks the database, the cache (and the task broker, when one is set) to answer within ``READINESS_TIMEOUT``
 seconds, each in a thread of its own so a hung server cannot hold the probe, and
-answers 503 with the names of what failed. The probes are answered by a middleware
+answers 503 with the names of what failed (the reason goes to the log). The probes are answered by a middleware
 placed before Django's host check and HTTPS redirect: a load balancer probes by IP
 address over plain HTTP. Their bodies name components and error kinds, never a
 host, a URL or a message that could carry one.
@@ -10,6 +10,7 @@ host, a URL or a message that could carry one.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +20,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+logger = logging.getLogger(__name__)
 
 # Hung checks keep their thread until their own timeout (the database's
 # connect_timeout, the cache's socket timeout) frees it; a few threads suffice.
@@ -67,7 +70,11 @@ def _checks() -> dict[str, Callable[[], None]]:
 
 
 def readiness() -> dict[str, str]:
-    """Each component's state: ``ok``, ``timeout`` or the error's class name."""
+    """Each component's state: ``ok``, ``no answer within N s`` or ``failed``.
+
+    Which check failed is public (a load balancer acts on it); why is not: the error's
+    kind goes to the log, never to whoever can reach the probe.
+    """
     timeout = float(settings.READINESS_TIMEOUT)
     futures: dict[str, Future[None]] = {name: _EXECUTOR.submit(check) for name, check in _checks().items()}
     states: dict[str, str] = {}
@@ -76,8 +83,10 @@ def readiness() -> dict[str, str]:
             future.result(timeout=timeout)
         except FutureTimeout:
             states[name] = f"no answer within {timeout:g} s"
+            logger.warning("Readiness check %r: no answer within %g s", name, timeout)
         except Exception as exc:
-            states[name] = f"failed ({type(exc).__name__})"
+            states[name] = "failed"
+            logger.warning("Readiness check %r failed (%s)", name, type(exc).__name__)
         else:
             states[name] = "ok"
     return states

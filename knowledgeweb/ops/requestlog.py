@@ -25,13 +25,37 @@ HEADER = "X-Request-ID"
 _VALID_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
+def request_id_for(incoming: str | None) -> str:
+    """The id a request is known by: the caller's, when it is a safe one, else a fresh one."""
+    return incoming if incoming and _VALID_ID.fullmatch(incoming) else uuid.uuid4().hex
+
+
+def log_refused(method: str, path: str, status: int, request_id: str, client: str) -> None:
+    """The request line for a request refused before Django saw it (a chunked body, a
+    request line or headers over the server's limits), in the same shape as every other."""
+    logger.info(
+        "%s %s %s %.1f ms",
+        method,
+        path,
+        status,
+        0.0,
+        extra={
+            "request_id": request_id,
+            "method": method,
+            "path": path,
+            "status": status,
+            "duration_ms": 0.0,
+            "client": client,
+        },
+    )
+
+
 class RequestLogMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        incoming = request.headers.get(HEADER, "")
-        request_id = incoming if _VALID_ID.fullmatch(incoming) else uuid.uuid4().hex
+        request_id = request_id_for(request.headers.get(HEADER, ""))
         request.request_id = request_id  # type: ignore[attr-defined]
         token = current_request_id.set(request_id)
         started = time.perf_counter()

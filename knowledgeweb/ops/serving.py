@@ -28,6 +28,21 @@ from django.core.exceptions import ImproperlyConfigured
 from knowledgeweb.environment import env_int, env_str
 
 
+def missing_settings(environ: Mapping[str, str] | None = None) -> list[str]:
+    """What the production server cannot start without, as sentences (none: it may start)."""
+    env = os.environ if environ is None else environ
+    missing = []
+    if not (env.get("ALLOWED_HOSTS") or "").strip():
+        missing.append(
+            "ALLOWED_HOSTS is not set. Set it to the host names this server answers to, comma-separated "
+            "(for example ALLOWED_HOSTS=kw.example.org); without it every request would be refused "
+            "with 400 Bad Request."
+        )
+    if not (env.get("SECRET_KEY") or "").strip():
+        missing.append("SECRET_KEY is not set. Set it to a long random secret.")
+    return missing
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     host: str

@@ -62,8 +62,10 @@ def test_the_development_server_refuses_a_chunked_body_with_411_and_writes_nothi
         assert response.status_code == 411
         assert response.json() == {
             "detail": "A chunked request body (Transfer-Encoding: chunked) cannot be read by this server: "
-            "send the body with a Content-Length header. Nothing was read or written."
+            "send the body with a Content-Length header. Nothing was read or written.",
+            "code": "length_required",
         }
+        assert len(response.headers["X-Request-ID"]) == 32
         # The unread chunks must not be taken for the next request: the server closes.
         assert response.headers["connection"] == "close"
         assert Message.objects.count() == 0
@@ -150,32 +152,63 @@ def test_a_decoded_body_past_the_limit_is_413_and_read_no_further(
 ) -> None:
     wsgi_settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     stream = io.BytesIO(b" " * 5000 + BODY)
-    status, _, content = call(f"/api/threads/{thread.id}/messages", b"", api_token, **{"wsgi.input": stream})
+    status, headers, content = call(
+        f"/api/threads/{thread.id}/messages",
+        b"",
+        api_token,
+        **{"wsgi.input": stream, "HTTP_X_REQUEST_ID": "r-1"},
+    )
     assert status == "413 Request Entity Too Large"
     assert json.loads(content) == {
-        "detail": "The request body is larger than the API's limit of 1000 bytes. Nothing was written."
+        "detail": "The request body is larger than the API's limit of 1000 bytes. Nothing was written.",
+        "code": "body_too_large",
     }
+    assert headers["X-Request-ID"] == "r-1"
     assert stream.tell() == 1001  # the limit plus one byte, never the rest
     assert Message.objects.count() == 0
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("environ", "status", "detail"),
+    ("environ", "status", "detail", "code"),
     [
-        ({"CONTENT_LENGTH": str(len(BODY))}, "400 Bad Request", "both Content-Length and Transfer-Encoding"),
-        ({"HTTP_TRANSFER_ENCODING": "gzip, chunked"}, "501 Not Implemented", "other than 'chunked'"),
+        (
+            {"CONTENT_LENGTH": str(len(BODY))},
+            "400 Bad Request",
+            "both Content-Length and Transfer-Encoding",
+            "ambiguous_body_length",
+        ),
+        (
+            {"HTTP_TRANSFER_ENCODING": "gzip, chunked"},
+            "501 Not Implemented",
+            "other than 'chunked'",
+            "transfer_coding_not_supported",
+        ),
         (
             {"wsgi.input_terminated": False},
             "411 Length Required",
             "send the body with a Content-Length header",
+            "length_required",
         ),
     ],
 )
 def test_other_transfer_codings_are_refused_and_nothing_is_written(
-    wsgi_settings: Any, thread: Thread, api_token: str, environ: dict[str, Any], status: str, detail: str
+    wsgi_settings: Any,
+    thread: Thread,
+    api_token: str,
+    environ: dict[str, Any],
+    status: str,
+    detail: str,
+    code: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    answer, _, content = call(f"/api/threads/{thread.id}/messages", BODY, api_token, **environ)
+    with caplog.at_level("INFO", logger="knowledgeweb.request"):
+        answer, headers, content = call(f"/api/threads/{thread.id}/messages", BODY, api_token, **environ)
     assert answer == status
-    assert detail in json.loads(content)["detail"]
+    body = json.loads(content)
+    assert detail in body["detail"]
+    assert body["code"] == code
+    assert headers["Content-Type"] == "application/json"
+    request_id = headers["X-Request-ID"]
+    assert [r.request_id for r in caplog.records if r.name == "knowledgeweb.request"] == [request_id]  # type: ignore[attr-defined]
     assert Message.objects.count() == 0

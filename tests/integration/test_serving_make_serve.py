@@ -76,7 +76,7 @@ def assets(page: str) -> list[str]:
 def test_it_runs_gunicorn_threaded_workers_after_migrate_and_collectstatic(served: tuple[str, Path]) -> None:
     base, log = served
     text = log.read_text()
-    assert "Using worker: gthread" in text
+    assert "Using worker: knowledgeweb.ops.gunicorn_worker.ApiJsonThreadWorker" in text
     assert text.count("Booting worker with pid") == 2
     assert httpx.get(f"{base}/readyz").json()["status"] == "ok"
 

@@ -16,7 +16,7 @@ from django.test import Client
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append
-from tests.integration.serving_support import HungListener, base_env, load_settings
+from tests.integration.serving_support import HungListener, base_env, load_settings, run_python
 
 pytestmark = pytest.mark.django_db
 
@@ -68,10 +68,18 @@ def test_redis_gets_short_timeouts_and_the_pause_from_the_environment() -> None:
     assert values["CACHE_RETRY_AFTER"] == 9.0
 
 
-def test_connections_persist_only_when_the_production_server_asks() -> None:
+def test_connections_close_after_each_request_unless_told_to_persist() -> None:
     url = "postgres://kw@127.0.0.1:5432/kw"
     plain = load_settings(base_env(DEBUG="1", DATABASE_URL=url), "DATABASES")["DATABASES"]["default"]
     served = load_settings(base_env(DEBUG="1", DATABASE_URL=url, DB_CONN_MAX_AGE="60"), "DATABASES")
     assert (plain["CONN_MAX_AGE"], plain["CONN_HEALTH_CHECKS"]) == (0, False)
     default = served["DATABASES"]["default"]
     assert (default["CONN_MAX_AGE"], default["CONN_HEALTH_CHECKS"]) == (60, True)
+
+
+def test_the_production_server_keeps_connections_for_no_longer_than_a_request() -> None:
+    # docs/decisions.md, "Database pressure": gunicorn's configuration no longer asks for 60 s.
+    code = "import os, knowledgeweb.ops.gunicorn_conf; print(os.environ.get('DB_CONN_MAX_AGE'))"
+    result = run_python(code, base_env(SECRET_KEY="k" * 50, ALLOWED_HOSTS="kw.example.org"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "None"
