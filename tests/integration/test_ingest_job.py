@@ -118,3 +118,25 @@ def test_queue_without_a_broker_is_refused_before_anything_is_read_or_written(fo
     assert counts() == (0, 0, 0)
     assert Job.objects.count() == 0
     assert Upload.objects.count() == 0
+
+
+def test_the_admin_job_page_shows_each_file_of_a_folder_job(folder: Path) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from django.utils.html import escape
+
+    (folder / "empty.md").write_bytes(b"")
+    with pytest.raises(CommandError):
+        ingest(folder)
+    job = Job.objects.get()
+    client = Client()
+    client.force_login(User.objects.create_superuser("admin", "admin@example.test", "admin-password-1"))
+    page = client.get(f"/admin/jobs/job/{job.pk}/change/").content.decode()
+    assert "ingest a folder" in page
+    assert "2 of 3 done, 1 failed" in client.get("/admin/jobs/job/").content.decode()
+    for upload in job.uploads.filter(state=Upload.State.STORED):
+        assert escape(upload.source_key) in page
+    failed = job.uploads.get(state=Upload.State.FAILED)
+    assert failed.name == "empty.md"
+    assert failed.problem
+    assert escape(failed.problem) in page
