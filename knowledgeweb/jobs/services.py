@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePath
@@ -102,35 +102,34 @@ def uploads_job_create(*, collection: Collection, files: Sequence[UploadedFile])
 
 
 @transaction.atomic
-def folder_job_create(*, collection_name: str, files: Sequence[ReadFile]) -> Job:
+def folder_job_create(*, collection_name: str, files: Iterable[ReadFile]) -> Job:
     """A queued job holding files ``manage.py ingest`` read, keyed as ingest keys them.
 
-    A file that could not be read is recorded as failed at once, with why, and no bytes.
-    The collection is looked up (or created) by the job, with its first stored file.
+    Each file is saved as it comes (one file's bytes in memory at a time); the job is seen,
+    and sent, only once every row is committed. A file that could not be read is recorded
+    as failed at once, with why, and no bytes. The job creates the collection, if missing,
+    with its first stored file.
     """
     job = Job.objects.create(
         kind=Job.Kind.INGEST_FOLDER,
         collection=collection_by_name(name=collection_name),
         collection_name=collection_name,
-        total=len(files),
-        failed=sum(1 for f in files if f.problem),
     )
-    Upload.objects.bulk_create(
-        [
-            Upload(
-                job=job,
-                ordinal=i,
-                name=PurePath(f.path).name[:255],
-                path=f.path,
-                source_key=f.key,
-                size=len(f.data),
-                data=f.data,
-                state=Upload.State.FAILED if f.problem else Upload.State.PENDING,
-                problem=f.problem,
-            )
-            for i, f in enumerate(files, start=1)
-        ]
-    )
+    for i, f in enumerate(files, start=1):
+        Upload.objects.create(
+            job=job,
+            ordinal=i,
+            name=PurePath(f.path).name[:255],
+            path=f.path,
+            source_key=f.key,
+            size=len(f.data),
+            data=f.data,
+            state=Upload.State.FAILED if f.problem else Upload.State.PENDING,
+            problem=f.problem,
+        )
+        job.total += 1
+        job.failed += 1 if f.problem else 0
+    job.save(update_fields=["total", "failed"])
     return job
 
 

@@ -63,19 +63,19 @@ class Command(BaseCommand):
         def on_file(index: int, total: int, path: Path) -> None:
             bar.update(index, total, path.name)
 
+        files, ignored = paths_read(
+            paths=[Path(p) for p in options["paths"]], key_root=Path.cwd(), on_file=on_file
+        )
         try:
-            files, ignored = paths_read(
-                paths=[Path(p) for p in options["paths"]], key_root=Path.cwd(), on_file=on_file
-            )
+            job = folder_job_create(collection_name=name, files=files)
         finally:
             bar.finish()
-        job = folder_job_create(collection_name=name, files=files)
         if options["queue"]:
             job_enqueue(job)
             for path in ignored:
                 self.stdout.write(f"ignored   {path} (unsupported type)")
             self.stdout.write(
-                f"Queued job {job.pk}: {len(files)} file(s) for collection {name!r}; "
+                f"Queued job {job.pk}: {job.total} file(s) for collection {name!r}; "
                 "the admin's Jobs page shows its progress."
             )
             return
