@@ -140,3 +140,39 @@ def test_the_admin_job_page_shows_each_file_of_a_folder_job(folder: Path) -> Non
     assert failed.name == "empty.md"
     assert failed.problem
     assert escape(failed.problem) in page
+
+
+class WorkerDiedError(Exception):
+    """Stands for a worker dying between two committed files."""
+
+
+def test_a_folder_job_stopped_mid_way_is_resumed_by_another_worker_without_duplicates(folder: Path) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from knowledgeweb.jobs.services import folder_ingest, folder_job_create, job_acquire, job_run
+    from knowledgeweb.library.services.ingest import paths_read
+
+    (folder / "c.md").write_text("# Gamma\n\nThird.\n", encoding="utf-8")
+    files, _ = paths_read(paths=[folder], key_root=Path.cwd())
+    job = folder_job_create(collection_name="docs", files=files)
+    assert job_acquire(job_id=job.pk, owner="first")
+
+    def die() -> None:
+        raise WorkerDiedError
+
+    with pytest.raises(WorkerDiedError):
+        folder_ingest(job_id=job.pk, owner="first", on_unit=die)
+    assert Document.objects.count() == 1
+    # The first worker's lease runs out; another takes the job and resumes after its file.
+    Job.objects.filter(pk=job.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert job_run(job_id=job.pk, owner="second")
+
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed, job.attempts) == (Job.State.DONE, 3, 0, 2)
+    assert Document.objects.count() == 3
+    assert list(job.uploads.values_list("action", flat=True).order_by("ordinal")) == ["created"] * 3
+    for document in Document.objects.all():
+        ordinals = list(document.chunks.values_list("ordinal", flat=True).order_by("ordinal"))
+        assert ordinals == list(range(1, len(ordinals) + 1))
