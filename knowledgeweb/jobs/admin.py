@@ -19,8 +19,8 @@ from knowledgeweb.jobs.tasks import job_enqueue, job_resume
 
 class UploadInline(admin.TabularInline):
     model = Upload
-    fields = ["ordinal", "name", "size", "state", "problem", "document"]
-    readonly_fields = ["ordinal", "name", "size", "state", "problem", "document"]
+    fields = ["ordinal", "name", "size", "state", "problem", "document", "source_key", "action"]
+    readonly_fields = ["ordinal", "name", "size", "state", "problem", "document", "source_key", "action"]
     extra = 0
     can_delete = False
 

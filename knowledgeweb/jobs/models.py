@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from knowledgeweb.library.models import Collection, Document
+from knowledgeweb.library.models import MAX_COLLECTION_NAME, Collection, Document
 
 
 class Job(models.Model):
@@ -12,6 +12,7 @@ class Job(models.Model):
 
     class Kind(models.TextChoices):
         INGEST_UPLOADS = "ingest_uploads", "ingest uploads"
+        INGEST_FOLDER = "ingest_folder", "ingest a folder"
         RERENDER = "rerender", "re-render threads"
 
     class State(models.TextChoices):
@@ -23,6 +24,9 @@ class Job(models.Model):
     kind = models.CharField(max_length=32, choices=Kind.choices)
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     collection = models.ForeignKey(Collection, null=True, blank=True, on_delete=models.CASCADE)
+    # Folder ingest only: the collection to create with the first stored file (as
+    # ``manage.py ingest`` does), so a run that stores nothing leaves no empty collection.
+    collection_name = models.CharField(max_length=MAX_COLLECTION_NAME, blank=True)
     # Re-render only: replace every render, not only those the running renderer did not make.
     force = models.BooleanField(default=False)
     # Re-render only: the last thread done (threads are taken in primary-key order).
@@ -65,6 +69,12 @@ class Upload(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     problem = models.TextField(blank=True)
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL)
+    # Folder ingest only: the path as given on the command line, the document's re-ingest
+    # key (the one ``manage.py ingest`` has always used), and what storing it did.
+    path = models.TextField(blank=True)
+    source_key = models.CharField(max_length=1024, blank=True)
+    action = models.CharField(max_length=16, blank=True)
+    chunk_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["job_id", "ordinal"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePath
@@ -24,7 +24,16 @@ from django.utils import timezone
 from knowledgeweb.jobs.models import Job, Upload
 from knowledgeweb.library.extraction import ExtractionError, extract, is_supported
 from knowledgeweb.library.models import Collection, Document
-from knowledgeweb.library.services.ingest import MAX_FILE_BYTES, IngestError, extracted_store
+from knowledgeweb.library.selectors import collection_by_name
+from knowledgeweb.library.services.collections import collection_get_or_create
+from knowledgeweb.library.services.documents import DocumentIngestResult, IngestAction
+from knowledgeweb.library.services.ingest import (
+    MAX_FILE_BYTES,
+    FileOutcome,
+    IngestError,
+    ReadFile,
+    extracted_store,
+)
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services.renders import thread_rerender
 
@@ -89,6 +98,38 @@ def uploads_job_create(*, collection: Collection, files: Sequence[UploadedFile])
             for i, f in enumerate(files, start=1)
         ]
     )
+    return job
+
+
+@transaction.atomic
+def folder_job_create(*, collection_name: str, files: Iterable[ReadFile]) -> Job:
+    """A queued job holding files ``manage.py ingest`` read, keyed as ingest keys them.
+
+    Each file is saved as it comes (one file's bytes in memory at a time); the job is seen,
+    and sent, only once every row is committed. A file that could not be read is recorded
+    as failed at once, with why, and no bytes. The job creates the collection, if missing,
+    with its first stored file.
+    """
+    job = Job.objects.create(
+        kind=Job.Kind.INGEST_FOLDER,
+        collection=collection_by_name(name=collection_name),
+        collection_name=collection_name,
+    )
+    for i, f in enumerate(files, start=1):
+        Upload.objects.create(
+            job=job,
+            ordinal=i,
+            name=PurePath(f.path).name[:255],
+            path=f.path,
+            source_key=f.key,
+            size=len(f.data),
+            data=f.data,
+            state=Upload.State.FAILED if f.problem else Upload.State.PENDING,
+            problem=f.problem,
+        )
+        job.total += 1
+        job.failed += 1 if f.problem else 0
+    job.save(update_fields=["total", "failed"])
     return job
 
 
@@ -174,6 +215,20 @@ def job_fail(*, job_id: int, message: str) -> None:
     )
 
 
+def folder_outcomes(job: Job) -> list[FileOutcome]:
+    """Each file of a folder job as ``manage.py ingest`` reports it, in the job's order."""
+    outcomes = []
+    for upload in job.uploads.select_related("document").order_by("ordinal"):
+        if upload.state == Upload.State.STORED and upload.document is not None:
+            result = DocumentIngestResult(upload.document, IngestAction(upload.action), upload.chunk_count)
+            outcomes.append(FileOutcome(upload.path, result=result))
+        else:
+            outcomes.append(
+                FileOutcome(upload.path, problem=upload.problem or "not ingested: the job stopped")
+            )
+    return outcomes
+
+
 def uploads_ingest(*, job_id: int, owner: str, on_unit: Callable[[], None] | None = None) -> None:
     """Ingest a job's pending uploads, one committed file at a time (the lease taken first)."""
     collection_id = Job.objects.values_list("collection_id", flat=True).get(pk=job_id)
@@ -219,6 +274,53 @@ def uploads_ingest(*, job_id: int, owner: str, on_unit: Callable[[], None] | Non
     _finish(job_id, owner)
 
 
+def folder_ingest(*, job_id: int, owner: str, on_unit: Callable[[], None] | None = None) -> None:
+    """Ingest a folder job's pending files as ``manage.py ingest`` always has: each under its
+    source key (re-ingesting updates or leaves it, never duplicates), one commit per file."""
+    pending = Upload.objects.filter(job_id=job_id, state=Upload.State.PENDING).order_by("ordinal")
+    for upload_id, name in pending.values_list("id", "name"):
+        data = bytes(Upload.objects.values_list("data", flat=True).get(pk=upload_id))
+        problem, extracted = "", None
+        try:
+            extracted = extract(PurePath(name), data)
+        except ExtractionError as exc:
+            problem = str(exc)
+        with transaction.atomic():
+            job = _locked(job_id, owner)
+            upload = Upload.objects.select_for_update().get(pk=upload_id)
+            if upload.state != Upload.State.PENDING:
+                continue
+            collection = job.collection
+            if extracted is not None:
+                try:
+                    # A new collection commits with its first document, or not at all.
+                    with transaction.atomic():
+                        if collection is None:
+                            collection = collection_get_or_create(name=job.collection_name)
+                        result = extracted_store(
+                            collection=collection, key=upload.source_key, data=data, extracted=extracted
+                        )
+                except IngestError as exc:
+                    problem = str(exc)
+                else:
+                    upload.document = result.document
+                    upload.action = result.action.value
+                    upload.chunk_count = result.chunk_count
+            upload.state = Upload.State.FAILED if problem else Upload.State.STORED
+            upload.problem = problem
+            upload.data = b""
+            upload.save(update_fields=["state", "problem", "data", "document", "action", "chunk_count"])
+            if problem:
+                _beat(job, failed=job.failed + 1)
+            elif job.collection_id is None and collection is not None:
+                _beat(job, done=job.done + 1, collection=collection)
+            else:
+                _beat(job, done=job.done + 1)
+        if on_unit is not None:
+            on_unit()
+    _finish(job_id, owner)
+
+
 def threads_rerender(*, job_id: int, owner: str, on_unit: Callable[[], None] | None = None) -> None:
     """Re-render every thread in primary-key order, one committed thread at a time."""
     force = Job.objects.values_list("force", flat=True).get(pk=job_id)
@@ -241,6 +343,7 @@ def threads_rerender(*, job_id: int, owner: str, on_unit: Callable[[], None] | N
 
 RUNNERS: dict[str, Callable[..., None]] = {
     Job.Kind.INGEST_UPLOADS: uploads_ingest,
+    Job.Kind.INGEST_FOLDER: folder_ingest,
     Job.Kind.RERENDER: threads_rerender,
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -303,3 +303,47 @@ def paths_ingest(
         else:
             report.outcomes.append(FileOutcome(str(path), result=result))
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """One file read from disk for a job: its bytes and re-ingest key, or why it was not read."""
+
+    path: str
+    key: str = ""
+    data: bytes = b""
+    problem: str = ""
+
+
+def paths_read(
+    *,
+    paths: Sequence[Path],
+    key_root: Path,
+    on_file: Callable[[int, int, Path], None] | None = None,
+) -> tuple[Iterator[ReadFile], list[str]]:
+    """Every file under ``paths`` read with ingest's rules (types, size cap, links, hidden
+    files), keyed as ``paths_ingest`` keys it; and the unsupported files walked past.
+
+    Touches no database: the machine running ``manage.py ingest`` reads, a worker stores.
+    Files that cannot be read come first (as ``paths_ingest`` reports them), then the rest
+    in walk order. The files are read one at a time as the iterator is consumed, so a
+    large folder is never held in memory at once.
+    """
+    files, problems, ignored = discover_files(paths)
+
+    def read() -> Iterator[ReadFile]:
+        for outcome in problems:
+            yield ReadFile(outcome.path, problem=outcome.problem)
+        for index, file in enumerate(files, start=1):
+            if on_file is not None:
+                on_file(index, len(files), file.path)
+            try:
+                target, info = file_check(file.path, root=file.root)
+                data = file_read_bounded(target, expected=info)
+            except IngestError as exc:
+                yield ReadFile(str(file.path), problem=str(exc))
+            else:
+                # Keyed once read: a looping link has no key to compute.
+                yield ReadFile(str(file.path), key=source_key(file.path, key_root=key_root), data=data)
+
+    return read(), ignored
