@@ -75,6 +75,11 @@ def assets(page: str) -> list[str]:
 
 def test_it_runs_gunicorn_threaded_workers_after_migrate_and_collectstatic(served: tuple[str, Path]) -> None:
     base, log = served
+    # /healthz answers as soon as one worker is up; the second may still be booting.
+    deadline = time.monotonic() + STARTUP
+    while log.read_text().count("Booting worker with pid") < 2:
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
     text = log.read_text()
     assert "Using worker: knowledgeweb.ops.gunicorn_worker.ApiJsonThreadWorker" in text
     assert text.count("Booting worker with pid") == 2
