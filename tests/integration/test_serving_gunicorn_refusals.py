@@ -9,6 +9,7 @@ unparsable request line (400). Outside ``/api/`` gunicorn's own answers stay.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from collections.abc import Iterator
@@ -45,7 +46,10 @@ def exchange(base: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     address = urlsplit(base)
     with socket.create_connection((address.hostname, address.port or 80), timeout=30) as sock:
         sock.sendall(raw)
-        sock.shutdown(socket.SHUT_WR)
+        # A refusal may answer and close before the body is all sent: the answer is still
+        # in our receive buffer, but half-closing a connection the server closed fails.
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
         received = b""
         while chunk := sock.recv(65536):
             received += chunk
