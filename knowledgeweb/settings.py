@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "knowledgeweb.library",
     "knowledgeweb.jobs",
     "knowledgeweb.composer",
+    "knowledgeweb.review",
     "knowledgeweb.web",
     "knowledgeweb.demo",
     "knowledgeweb.mcp_server",
