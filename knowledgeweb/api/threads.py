@@ -31,7 +31,7 @@ from knowledgeweb.api.text import (
 )
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
-from knowledgeweb.threads.evidence import ResolvedCitation
+from knowledgeweb.threads.evidence import ResolvedCitation, reason_code
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -232,6 +232,13 @@ class CitationOut(Schema):
     href: str
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
+    reason_code: Literal[
+        "", "no_such_evidence", "evidence_only_later", "evidence_unsigned", "malformed", "other"
+    ] = Field(
+        "",
+        description="Why the citation has no source, as a stable code (empty when resolved); "
+        "evidence_unsigned: its evidence was imported without a valid receipt.",
+    )
     source: SourceOut | None
     number: int | None = Field(
         None,
@@ -326,6 +333,7 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
         href=citation.href,
         state=citation.state,
         reason=citation.reason,
+        reason_code=reason_code(citation.state, citation.reason),
         source=_source_out(citation.source) if citation.source is not None else None,
         label_mismatch=citation.label_mismatch,
         number=citation.number,
