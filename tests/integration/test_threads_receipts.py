@@ -354,9 +354,7 @@ def test_the_json_export_of_a_recorded_thread_imports_back_resolved_through_the_
     first = search(api_client, "reading room opens", thread_id=thread_id)["artifact"]
     second = search(api_client, "books borrowed renewed", thread_id=thread_id)["artifact"]
     handles = [first_handle(first), first_handle(second)]
-    answer = (
-        f"Nine [hours](#{handles[0]}), three weeks [loans](#{handles[1]}), and [x](#knowledge-source-{'0' * 32})."
-    )
+    answer = f"Nine [hours](#{handles[0]}), three weeks [loans](#{handles[1]}), and [x](#knowledge-source-{'0' * 32})."
     post(api_client, f"/api/threads/{thread_id}/messages", {"type": "ai", "content": answer})
     before = citations(api_client, thread_id)
     assert [c["state"] for c in before] == ["resolved", "resolved", "unresolved"]
