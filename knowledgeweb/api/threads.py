@@ -31,7 +31,7 @@ from knowledgeweb.api.text import (
 )
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
-from knowledgeweb.threads.evidence import ResolvedCitation, reason_code
+from knowledgeweb.threads.evidence import ReasonCode, ResolvedCitation, reason_code
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -265,9 +265,7 @@ class CitationOut(Schema):
     href: str
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
-    reason_code: Literal[
-        "", "no_such_evidence", "evidence_only_later", "evidence_unsigned", "malformed", "other"
-    ] = Field(
+    reason_code: ReasonCode = Field(
         "",
         description="Why the citation has no source, as a stable code (empty when resolved); "
         "evidence_unsigned: its evidence was imported without a valid receipt.",

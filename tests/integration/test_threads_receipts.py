@@ -129,9 +129,10 @@ def test_the_same_user_imports_a_search_with_its_evidence_signed_and_resolved(
     (citation,) = citations(api_client, thread_id)
     assert (citation["state"], citation["reason_code"]) == ("resolved", "")
     assert citation["source"]["excerpt"] == HOURS
-    message = tool_message(thread_id)
-    assert message.evidence_check["state"] == "signed"
-    assert (message.evidence_check["tool"], message.evidence_check["binding"]) == (
+    check = tool_message(thread_id).evidence_check
+    assert check is not None
+    assert check["state"] == "signed"
+    assert (check["tool"], check["binding"]) == (
         "knowledge_search",
         binding.pk,
     )
@@ -380,7 +381,9 @@ def test_every_path_that_searches_records_a_signed_tool_message(
     thread_id = post(api_client, "/api/threads", {"title": "paths"}).json()["id"]
     unrecorded = search(api_client, "reading room opens")["artifact"]
     search(api_client, "reading room opens", thread_id=thread_id)
-    asked = post(api_client, f"/api/threads/{thread_id}/ask", {"question": "When does it open?", "binding": "library"})
+    asked = post(
+        api_client, f"/api/threads/{thread_id}/ask", {"question": "When does it open?", "binding": "library"}
+    )
     assert asked.status_code == 200, asked.content
     browser = logged_in(user)
     page = browser.post("/ask/", {"question": "How long may books be borrowed?", "binding": "library"})
