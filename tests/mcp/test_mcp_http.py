@@ -13,8 +13,8 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
-from knowledgeweb.mcp_server.tools import TOOLS
 from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.mcp_server.tools import TOOLS
 from knowledgeweb.threads.models import Thread
 from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
