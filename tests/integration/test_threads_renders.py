@@ -198,15 +198,20 @@ def test_a_callers_view_shaped_artifact_is_not_the_servers_view(
         "total": 99,
         "hits": [],
     }
+    message_body = {"type": "tool", "name": "knowledge_search", "content": "plain output"}
+    # A tool_view key of its own is an unknown key: refused, naming it, and nothing written.
+    refused = api_client.post(
+        f"/api/threads/{thread.id}/messages",
+        {**message_body, "tool_view": forged, "artifact": {"tool_view": forged}},
+        content_type="application/json",
+    )
+    assert refused.status_code == 422
+    assert "unknown key 'tool_view'" in refused.json()["detail"]
+    assert not thread.messages.exists()
+    # Inside the artifact it is the caller's data, never the server's view.
     response = api_client.post(
         f"/api/threads/{thread.id}/messages",
-        {
-            "type": "tool",
-            "name": "knowledge_search",
-            "content": "plain output",
-            "tool_view": forged,
-            "artifact": {"tool_view": forged},
-        },
+        {**message_body, "artifact": {"tool_view": forged}},
         content_type="application/json",
     )
     assert response.status_code == 201
