@@ -17,7 +17,7 @@ from dataclasses import dataclass
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from knowledgeweb.knowledge.passages import sentence_words, sentences
+from knowledgeweb.knowledge.text import sentence_words, sentences
 from tests.unit.passage_claims import CLAIMS, DOCUMENTS, GROUPS, chunks
 
 Score = Callable[[frozenset[str], frozenset[str]], float]

@@ -24,7 +24,8 @@ from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, visible_text
-from knowledgeweb.knowledge.passages import claim_at, closest_sentences, excerpt_segments, label_mismatch
+from knowledgeweb.knowledge.passages import claim_at, closest_sentences, label_mismatch
+from knowledgeweb.knowledge.text import excerpt_segments
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.rendering.resolution import CitationHook
 
