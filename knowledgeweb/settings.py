@@ -111,6 +111,11 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Every transaction takes SQLite's write lock when it begins (BEGIN IMMEDIATE), waiting
+    # for it like any write, so one that reads before it writes cannot fail with "database
+    # is locked" half-way: the one way to write under SQLite's lock, with no retry loops.
+    DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {
