@@ -1,4 +1,4 @@
-"""How candidate closeness scores and thresholds do on real excerpts (docs/decisions.md).
+"""How candidate closeness scores and thresholds do on real excerpts (docs/decisions/0027-closest-passage-and-label-mismatch.md).
 
     .venv/bin/python bench/passage_threshold.py
 

@@ -67,7 +67,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files answer here, already compressed; nothing below runs for them.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Pages and JSON (docs/decisions.md, "Serving": why compression is safe here).
+    # Pages and JSON (docs/decisions/0013-serving-in-production.md: why compression is safe here).
     "django.middleware.gzip.GZipMiddleware",
     "knowledgeweb.web.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -107,7 +107,7 @@ DATABASES = {
         base_dir=str(BASE_DIR),
         # 0: each request opens its connection when it needs one and closes it at its end,
         # so no idle thread holds one, none outlives a database restart, and recovery after
-        # an outage is immediate (docs/decisions.md, "Database pressure"; ops/database.py).
+        # an outage is immediate (docs/decisions/0030-database-pressure.md; ops/database.py).
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
@@ -127,13 +127,13 @@ CACHES = {
 # After a cache failure, each process skips the cache this long before trying again.
 CACHE_RETRY_AFTER = env_float("CACHE_RETRY_AFTER", 5.0, maximum=3600)
 
-# Seconds a memoized validation is kept (docs/decisions.md, "Render at write"): a day.
+# Seconds a memoized validation is kept (docs/decisions/0016-render-at-write.md): a day.
 KNOWLEDGEWEB_CACHE_TTL = env_int("KNOWLEDGEWEB_CACHE_TTL", 86_400, minimum=1)
 
 # While the database refuses connections, one log line per kind of failure per this many seconds.
 DB_FAILURE_LOG_INTERVAL = env_float("DB_FAILURE_LOG_INTERVAL", 10.0, maximum=3600)
 
-# The task queue (docs/decisions.md, "Tasks"). No broker (the default): every task runs
+# The task queue (docs/decisions/0042-tasks-uploads-and-long-work-on-celery.md). No broker (the default): every task runs
 # in-process, inside the request or command that starts it. With a broker (Redis), workers
 # started with `celery -A knowledgeweb worker` run them, on this machine or others.
 TASK_BROKER_CONFIGURED = bool(env_str("CELERY_BROKER_URL"))

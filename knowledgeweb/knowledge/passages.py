@@ -6,7 +6,7 @@ label an answer gave a citation names something other than the source it
 points at. Sentences and significant words come from ``knowledge/text.py``, the
 one text module the extractive composer reads with too.
 
-See docs/decisions.md, "Closest passage and label mismatch", for the rules and
+See docs/decisions/0027-closest-passage-and-label-mismatch.md for the rules and
 for how the score and ``THRESHOLD`` were chosen on real text.
 """
 

@@ -17,7 +17,7 @@ tool messages, and any later one) goes through ``message_append`` or
 
 Sizes are the UTF-8 bytes of a message's content plus its artifact's canonical JSON.
 The limits come from settings (``QUOTA_*``, read from ``KNOWLEDGEWEB_QUOTA_*``). A
-refusal is a 413 on every path (docs/decisions.md, "Access").
+refusal is a 413 on every path (docs/decisions/0005-quotas.md).
 """
 
 from __future__ import annotations

@@ -353,7 +353,7 @@ def test_the_chosen_rule_on_the_real_claims() -> None:
             elif gold:
                 exact += marked == gold
                 missed += not marked
-    # docs/decisions.md: 55 exact of 58, 2 compound claims marked on one of their two sentences,
+    # docs/decisions/0027-closest-passage-and-label-mismatch.md: 55 exact of 58, 2 compound claims marked on one of their two sentences,
     # 1 missed; 1 of 10 unsupported claims marked.
     assert (exact, missed, unsupported_marked) == (55, 1, 1)
 

@@ -5,8 +5,7 @@ from the grammar's token stream (the same parse the page shows): the plain
 text of the paragraph, list item, heading or table cell, with every citation's
 own label left out. The closest passage is the sentence(s) of the cited
 excerpt that share the most significant words with it
-(``knowledge.passages``; docs/decisions.md, "Closest passage and label
-mismatch"). It is a reading aid, never a verdict: the hook is resolved or not
+(``knowledge.passages``; docs/decisions/0027-closest-passage-and-label-mismatch.md). It is a reading aid, never a verdict: the hook is resolved or not
 by its evidence alone.
 
 The work is bounded per message: excerpts are split once per source, and at

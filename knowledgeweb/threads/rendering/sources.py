@@ -24,7 +24,7 @@ from knowledgeweb.knowledge.fragments import text_fragment_url
 from knowledgeweb.knowledge.text import excerpt_segments
 from knowledgeweb.library.passages import passage_path
 
-#: Only the local index can show a passage in its document (docs/decisions.md).
+#: Only the local index can show a passage in its document (docs/decisions/0026-evidence-in-its-document.md).
 LOCAL_PROVIDER = "local"
 _SENTENCE_OPEN = '<span class="excerpt-sentence" data-sentence="{}">'
 

@@ -21,7 +21,7 @@ from knowledgeweb.threads.text import unstorable_field
 #: Human, AI and system messages are parsed as Markdown once, when written (the viewer's
 #: HTML, the citation report and the export text). markdown-it's cost on unmatched
 #: brackets grows with the square of the length: past this size one hostile message costs
-#: more than a second to write (bench/hostile.py, docs/decisions.md "Render at write").
+#: more than a second to write (bench/hostile.py, docs/decisions/0016-render-at-write.md).
 #: Tool output is never parsed as Markdown, so only the request body limit bounds it.
 MAX_PROSE_CHARS = 40_000
 
