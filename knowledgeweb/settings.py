@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see README, "Configuration")."""
+"""Django settings, read from the environment (see docs/operations.md#configuration)."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-# HTTPS, usually behind a TLS-terminating proxy (README, "Serving in production").
+# HTTPS, usually behind a TLS-terminating proxy (docs/operations.md#serving-in-production).
 SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
@@ -233,13 +233,13 @@ RATE_LIMIT_NAMESPACE = "rl"
 # Largest request body the API accepts; larger bodies answer 413 before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Quotas on what one thread and one user may store (knowledgeweb.threads.quotas; README
-# "Configuration"). Bytes are UTF-8 bytes of message content plus artifact JSON.
+# Quotas on what one thread and one user may store (knowledgeweb.threads.quotas;
+# docs/operations.md#configuration). Bytes are UTF-8 bytes of message content plus artifact JSON.
 QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000, minimum=1)
 QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024, minimum=1)
 QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000, minimum=1)
 QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024, minimum=1)
-# Providers (README "Configuration"): no binding's timeout, which bounds a whole search,
+# Providers (docs/operations.md#configuration): no binding's timeout, which bounds a whole search,
 # may exceed this ceiling; keep the server's worker timeout above it.
 KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_int(
     "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING", 60, minimum=1, maximum=120

@@ -12,7 +12,7 @@ stream endpoints and the form with its error for the form posts: nothing is writ
 A stream sends completed sentences, a heartbeat comment every second (so the server
 notices a browser that left, and the turn cancels the model call and writes nothing),
 and ``done`` once the turn is recorded. Each stream holds a server thread while it
-lasts (README, "Serving": size the threads for it).
+lasts (docs/operations.md#serving-in-production: size the threads for it).
 """
 
 from __future__ import annotations
