@@ -41,14 +41,20 @@ def test_every_record_is_named_and_has_its_header_fields() -> None:
             problems.append(f"{path.name}: the first line must be '# NNNN. Title' with the file's number")
             continue
         if len(lines) < 3 or not _STATUS.match(lines[1]):
-            problems.append(f"{path.name}: line 2 must be '- Status: accepted' or '- Status: superseded by [NNNN](file)'")
-        elif (match := _STATUS.match(lines[1])) and match.group(3) and not (RECORDS / match.group(3)).exists():
+            problems.append(
+                f"{path.name}: line 2 must be '- Status: accepted' or '- Status: superseded by [NNNN](file)'"
+            )
+        elif (
+            (match := _STATUS.match(lines[1])) and match.group(3) and not (RECORDS / match.group(3)).exists()
+        ):
             problems.append(f"{path.name}: superseded by a record that does not exist ({match.group(3)})")
         if len(lines) < 3 or not _DATE.match(lines[2]):
             problems.append(f"{path.name}: line 3 must be '- Date: YYYY-MM-DD'")
         headings = [line for line in lines if line.startswith("## ")]
         if headings[:3] != ["## Context", "## Decision", "## Consequences"]:
-            problems.append(f"{path.name}: needs '## Context', '## Decision' and '## Consequences', in that order")
+            problems.append(
+                f"{path.name}: needs '## Context', '## Decision' and '## Consequences', in that order"
+            )
     assert problems == [], "\n".join(problems)
 
 
@@ -60,7 +66,9 @@ def test_no_two_records_share_a_number() -> None:
 def test_the_index_lists_every_record_as_it_reads() -> None:
     index = INDEX.read_text(encoding="utf-8").splitlines()
     missing = [index_line(path) for path in records() if index_line(path) not in index]
-    assert missing == [], "add these lines to docs/decisions/README.md, in number order:\n" + "\n".join(missing)
+    assert missing == [], "add these lines to docs/decisions/README.md, in number order:\n" + "\n".join(
+        missing
+    )
 
 
 def test_the_index_lists_nothing_that_is_not_a_record() -> None:
