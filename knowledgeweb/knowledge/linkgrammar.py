@@ -29,6 +29,13 @@ Decisions:
   as (links in them still links), on the page, in the report and in the export alike.
   Each cell costs the sanitizer and the export's table layout a little; a message
   may hold thousands.
+- No link holds another link (CommonMark: "links may not contain other links").
+  markdown-it already refuses a bracketed link or a bare URL inside a link's text,
+  but not an autolink (``<https://…>``); here an autolink inside a link's text is
+  text too, as a bare URL there is, so the outer link stands and is one link on
+  the page, in the report and in the export alike.
+- Each ``link_open`` carries its link's index in ``ParsedMarkdown.links``
+  (``link_index``): renderers find a link's verdict by it, never by counting.
 - markdown-it keeps no source offsets for inline tokens, so the grammar records
   each inline link's exact source text while parsing (a wrapper around the
   parser's own link rule, which decides nothing); the budget needs it to turn a
@@ -47,6 +54,7 @@ from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkLabel
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline import autolink as autolink_rule
 from markdown_it.rules_inline import link as link_rule
 from markdown_it.token import Token
 
@@ -81,6 +89,7 @@ _SCHEME_RE = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE
 
 _SOURCE = "knowledgeweb_source"
 _LABEL_SOURCE = "knowledgeweb_label_source"
+_LINK_INDEX = "knowledgeweb_link_index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +161,15 @@ def _recording(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInli
                         token.meta[_LABEL_SOURCE] = state.src[start + 1 : label_end]
                     break
         return True
+
+    return wrapped
+
+
+def _outside_links(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInline, bool], bool]:
+    """Refuse ``rule`` (the autolink rule) inside a link's text: links never nest."""
+
+    def wrapped(state: StateInline, silent: bool) -> bool:
+        return state.linkLevel == 0 and rule(state, silent)
 
     return wrapped
 
@@ -294,6 +312,7 @@ def markdown_parser(*, tables: bool = True) -> MarkdownIt:
     md.linkify = _linkifier()
     md.enable(["strikethrough", "linkify", *(["table"] if tables else [])])
     md.inline.ruler.at("link", _recording(link_rule))
+    md.inline.ruler.at("autolink", _outside_links(autolink_rule))
     md.inline.ruler.at("linkify", _linkify_inline)
     return md
 
@@ -338,7 +357,7 @@ def parse_markdown(text: str, *, capped: bool = True) -> ParsedMarkdown:
     links: list[Link] = []
     for token in tokens:
         if token.type == "inline" and token.children:
-            links.extend(_inline_links(token.children))
+            links.extend(_inline_links(token.children, first=len(links)))
     return ParsedMarkdown(
         text=text, tokens=tokens, env=env, too_deep=False, links=tuple(links), tables_as_text=tables_as_text
     )
@@ -354,7 +373,13 @@ def find_citations(markdown: str) -> list[Citation]:
     return parse_markdown(markdown).citations
 
 
-def _inline_links(children: list[Token]) -> list[Link]:
+def link_index(token: Token) -> int | None:
+    """The index in ``ParsedMarkdown.links`` of the link a ``link_open`` token opens."""
+    index = token.meta.get(_LINK_INDEX) if token.meta else None
+    return index if isinstance(index, int) else None
+
+
+def _inline_links(children: list[Token], *, first: int) -> list[Link]:
     found: list[Link] = []
     # CommonMark never nests a link in a link, but a stack keeps this honest whatever comes.
     open_links: list[tuple[Token, list[str]]] = []
@@ -365,6 +390,7 @@ def _inline_links(children: list[Token]) -> list[Link]:
             opener, parts = open_links.pop()
             href = str(opener.attrGet("href") or "")
             state, handle = classify_href(href)
+            opener.meta[_LINK_INDEX] = first + len(found)
             found.append(
                 Link(
                     href=href,
