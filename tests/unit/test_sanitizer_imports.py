@@ -2,10 +2,10 @@
 ``threads/rendering/sanitizer.py`` (docs/architecture.md#pages-and-dom-hooks).
 
 import-linter's ``sanitizer`` contract (pyproject.toml) keeps every other module from importing
-bleach or html5lib at all, but it names external packages only by their root; this test reads
-the source for what the contract cannot see: a submodule of bleach (``bleach.sanitizer``,
-``bleach.html5lib_shim``, its vendored html5lib), a name of bleach's beyond its public
-``Cleaner``, or a class built on one of bleach's.
+bleach at all, but it names external packages only by their root, and only those the tree
+imports; this test reads the source for what the contract cannot see: html5lib, a submodule of
+bleach (``bleach.sanitizer``, ``bleach.html5lib_shim``, its vendored html5lib), a name of
+bleach's beyond its public ``Cleaner``, or a class built on one of bleach's.
 """
 
 from __future__ import annotations
