@@ -22,7 +22,6 @@ TOO_LONG = {
     "knowledgeweb/threads/rendering/export.py": 503,
     "knowledgeweb/composer/services.py": 500,
     "knowledgeweb/web/rendering/thread.py": 439,
-    "knowledgeweb/knowledge/linkgrammar.py": 407,
     "knowledgeweb/threads/selectors.py": 404,
     "knowledgeweb/bindings/forms.py": 401,
 }
