@@ -18,12 +18,8 @@ from django.utils import timezone
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import ThreadCursorError, ThreadNotFound
-from knowledgeweb.threads.evidence import (
-    evidence_from_json,
-    evidence_to_json,
-    messages_sources,
-    unsigned_handles,
-)
+from knowledgeweb.threads.evidence import evidence_from_json, evidence_to_json, messages_sources
+from knowledgeweb.threads.evidence import unsigned_handles as _unsigned
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.export import (
@@ -224,26 +220,13 @@ def message_get_for_owner(*, owner: User | AnonymousUser, message_id: UUID) -> M
     return message
 
 
+_OUTLINE = ("id", "thread_id", "seq", "type", "status", "name", "tool_call_id", "tool_calls", "parts")
+
+
 def thread_outline(*, thread: Thread) -> list[Message]:
-    """All messages of the thread, in order, with only what a page needs around their stored renders
-    (id, seq, type, status, name, and the calls and parts shown beside an answer): never their
-    content or artifact."""
-    return list(
-        Message.objects.filter(thread=thread)
-        .order_by("seq")
-        .only(
-            "id",
-            "thread_id",
-            "seq",
-            "type",
-            "status",
-            "name",
-            "tool_call_id",
-            "tool_calls",
-            "parts",
-            "evidence_check",
-        )
-    )
+    """All messages of the thread, in order, with what a page needs around their stored renders (the
+    calls and parts beside an answer, what an import found of evidence): never content or artifact."""
+    return list(Message.objects.filter(thread=thread).order_by("seq").only(*_OUTLINE, "evidence_check"))
 
 
 def renders_evidence(*, message_ids: Collection[UUID]) -> dict[str, Evidence]:
@@ -383,8 +366,7 @@ def renders_compute(
     # The redone messages whole (a page reads only their outline), in one query.
     whole = {m.id: m for m in Message.objects.filter(pk__in=redone).defer("artifact")}
     validated = messages_sources([m for m in whole.values() if m.type == MessageType.TOOL])
-    available: dict[str, Evidence] = {}
-    unsigned: set[str] = set()
+    available, unsigned = dict[str, Evidence](), set[str]()
     result = dict(rows)
     fresh: list[MessageRender] = []
     for outline in messages:
@@ -393,15 +375,14 @@ def renders_compute(
         own: dict[str, Evidence] = {}
         if message.id in whole:
             own = validated.get(message.id, {})
-            row = render_row(message, render_message(message, available, own, frozenset(unsigned)))
+            row = render_row(message, render_message(message, available, own, unsigned))
             result[message.id] = row
             fresh.append(row)
         elif row is not None:
             own = {record["handle"]: evidence_from_json(record) for record in row.sources}
         for handle, source in own.items():
             available.setdefault(handle, source)
-        if message.type == MessageType.TOOL:
-            unsigned.update(unsigned_handles(message))
+        unsigned.update(_unsigned(message) if message.type == MessageType.TOOL else ())
     return ComputedRenders(rows=result, fresh=fresh)
 
 
