@@ -192,7 +192,7 @@ def _import_body_schema() -> dict[str, Any]:
         "anyOf": [
             thread,
             {
-                "title": "A bare list of messages or a LangGraph /history list",
+                "title": "A bare list of messages, a LangGraph /history list or a list of state values",
                 "type": "array",
                 "items": any_object,
             },
@@ -202,6 +202,13 @@ def _import_body_schema() -> dict[str, Any]:
                 "propertyNames": KEYS,
                 "properties": {"values": any_object},
                 "required": ["values"],
+            },
+            {
+                "title": "An OpenAI Responses request",
+                "type": "object",
+                "propertyNames": KEYS,
+                "properties": {"input": {"type": "array", "items": any_object}},
+                "required": ["input"],
             },
             {
                 "title": "A LangServe response",
