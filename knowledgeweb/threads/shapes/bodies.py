@@ -42,9 +42,11 @@ def read_import_body(body: Any) -> ImportBody:
     if isinstance(body, list):
         if body and all(_is_state(item) for item in body):
             return _from_state(_latest_state(body), "a LangGraph /history list")
-        if body and all(_is_values(item) for item in body):
+        # The oldest values of a history may be empty (``{}``: before the input was written).
+        if any(_is_values(item) for item in body) and all(_is_values(item) or item == {} for item in body):
             # get_state_history lists the newest state first.
-            return ImportBody(messages=body[0]["messages"], shape="a list of LangGraph state values")
+            newest = body[0].get("messages", [])
+            return ImportBody(messages=newest, shape="a list of LangGraph state values")
         return ImportBody(messages=body, shape="a list of messages")
     if not isinstance(body, Mapping):
         raise _unrecognised(f"{json_kind(body)}")
