@@ -283,7 +283,11 @@ class ThreadListQuery(Schema):
 
 
 class ExportQuery(Schema):
-    format: Literal["json", "markdown"] = "json"
+    format: Literal["json", "markdown"] = Field(
+        "json",
+        description="json (this operation's media type); markdown is kept for existing callers: "
+        "generated clients use `GET /{thread_id}/export/markdown`, which declares text/markdown.",
+    )
 
 
 _AUTH_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut}
@@ -339,10 +343,25 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
     )
 
 
+#: The paging headers of ``GET /api/threads``, declared so that generated clients expose them.
+_PAGING_HEADERS: dict[str, Any] = {
+    "X-Next-Cursor": {
+        "description": "Present when more threads follow: pass it back as `cursor` for the next page.",
+        "schema": {"type": "string", "pattern": CURSOR_PATTERN},
+    },
+    "Link": {
+        "description": 'Present when more threads follow: `<...?limit=...&cursor=...>; rel="next"` (RFC 8288).',
+        "schema": {"type": "string"},
+    },
+}
+
+
 @router.get(
     "",
     response={200: list[ThreadOut], 422: ErrorOut, **_AUTH_ERRORS},
     summary="List your threads",
+    # Keyed 200 as ninja keys the generated response, so the headers join its body schema.
+    openapi_extra={"responses": {200: {"headers": _PAGING_HEADERS}}},
 )
 def list_threads(
     request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]
@@ -521,27 +540,56 @@ def citation_report_out(*, thread: Thread) -> CitationReportOut:
     )
 
 
+#: The JSON export (``format=json``): a valid import body. Declared as an open object, so a
+#: generated client keeps every key (an artifact's included) rather than a model's fields only.
+_JSON_EXPORT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": "The thread as stored: {format, title, agent_name, messages: [...]}; also an import body.",
+}
+#: One media type per operation: a generated client reads the first it finds, so an operation
+#: declaring JSON and Markdown could never give it the Markdown (docs/decisions/0182).
+_MARKDOWN_RESPONSE: dict[str, Any] = {
+    "description": "The thread as Markdown, resolved citations as numbered references with their evidence.",
+    "content": {"text/markdown": {"schema": {"type": "string"}}},
+}
+
+
 @router.get(
     "/{thread_id}/export",
     response={**_THREAD_ERRORS},
-    summary="Export a thread",
+    summary="Export a thread as JSON",
     openapi_extra={
         "responses": {
             "200": {
-                "description": "The thread as JSON (messages as stored) or Markdown (numbered references).",
-                "content": {
-                    "application/json": {"schema": {"type": "object"}},
-                    "text/markdown": {"schema": {"type": "string"}},
-                },
+                "description": "The thread as JSON (messages as stored): a valid import body. With "
+                "`format=markdown` (kept for existing callers) the answer is the Markdown export, "
+                "text/markdown, as `GET /{thread_id}/export/markdown` gives it.",
+                "content": {"application/json": {"schema": _JSON_EXPORT_SCHEMA}},
             }
         }
     },
 )
 def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
     """``format=json`` gives the messages exactly as stored (also a valid import body);
-    ``format=markdown`` turns resolved citations into numbered references with their evidence."""
+    ``format=markdown`` answers what ``GET /{thread_id}/export/markdown`` answers."""
+    return _export(request, thread_id, query.format)
+
+
+@router.get(
+    "/{thread_id}/export/markdown",
+    response={**_THREAD_ERRORS},
+    summary="Export a thread as Markdown",
+    openapi_extra={"responses": {"200": _MARKDOWN_RESPONSE}},
+)
+def export_thread_markdown(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """Resolved citations become numbered references with their evidence (``text/markdown``)."""
+    return _export(request, thread_id, "markdown")
+
+
+def _export(request: HttpRequest, thread_id: UUID, format: Literal["json", "markdown"]) -> HttpResponse:
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    export = thread_export(thread=thread, format=query.format)
+    export = thread_export(thread=thread, format=format)
     response = HttpResponse(export.content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
