@@ -31,6 +31,9 @@ if not _secret:
     # A fresh key per process is fine for development; sessions simply end on restart.
     _secret = get_random_secret_key()
 SECRET_KEY = _secret
+# Earlier keys still accepted when checking signatures (sessions, evidence receipts), so
+# SECRET_KEY can be rotated without voiding what was signed with the old one (docs/contract.md).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", default=[])
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else [])
 
@@ -244,6 +247,9 @@ KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_int(
 KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL = env_int(
     "KNOWLEDGEWEB_RAGFLOW_SELECTION_TTL", 300, minimum=0, maximum=86400
 )
+# How long an evidence receipt lets an import keep the evidence it signs (seconds; default
+# 30 days): docs/contract.md#evidence-receipts.
+KNOWLEDGEWEB_RECEIPT_MAX_AGE = env_int("KNOWLEDGEWEB_RECEIPT_MAX_AGE", 30 * 86_400, minimum=60)
 LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")
 LOG_FORMAT = env_choice("LOG_FORMAT", ("text", "json"), "text")
 

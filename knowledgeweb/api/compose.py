@@ -42,7 +42,8 @@ class CitationCountsOut(Schema):
     unresolved: int
     malformed: int
     by_reason: dict[str, int] = Field(
-        description="Citations that do not resolve, by reason: no_such_evidence, evidence_only_later, malformed."
+        description="Citations that do not resolve, by reason: no_such_evidence, evidence_only_later, "
+        "evidence_unsigned, malformed."
     )
 
 

@@ -31,7 +31,7 @@ from knowledgeweb.api.text import (
 )
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
-from knowledgeweb.threads.evidence import ResolvedCitation
+from knowledgeweb.threads.evidence import ResolvedCitation, reason_code
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -48,7 +48,7 @@ from knowledgeweb.threads.services import (
     thread_delete,
     thread_import_body,
 )
-from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
+from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text, read_message
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 router = Router(tags=["threads"])
@@ -96,7 +96,13 @@ class TextPart(Input):
 
 
 class MessageIn(Input):
-    """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept."""
+    """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept.
+
+    A key the schema does not name is refused (422 naming it): a recorded thread must not
+    silently lose what its writer sent.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     type: MessageTypeName
     content: Text | list[Text | TextPart] = Field(
@@ -106,6 +112,16 @@ class MessageIn(Input):
     tool_call_id: Text = Field(default="", max_length=128)
     artifact: JsonObject | None = None
     status: Literal["success", "error"] = "success"
+    tool_calls: list[JsonObject] | None = Field(
+        default=None,
+        description="The calls an AI message made, read as an import reads them: LangChain "
+        "{id, name, args} or OpenAI {id, type: function, function: {name, arguments}}.",
+    )
+    parts: list[JsonObject] | None = Field(
+        default=None,
+        description="Non-text content beside the text, in the stored form an export writes "
+        "(thinking, refusal, image and file placeholders), read as an import reads it.",
+    )
 
     @field_validator("content", mode="before")
     @classmethod
@@ -239,6 +255,13 @@ class CitationOut(Schema):
     href: str
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
+    reason_code: Literal[
+        "", "no_such_evidence", "evidence_only_later", "evidence_unsigned", "malformed", "other"
+    ] = Field(
+        "",
+        description="Why the citation has no source, as a stable code (empty when resolved); "
+        "evidence_unsigned: its evidence was imported without a valid receipt.",
+    )
     source: SourceOut | None
     number: int | None = Field(
         None,
@@ -337,6 +360,7 @@ def _citation_out(citation: ResolvedCitation) -> CitationOut:
         href=citation.href,
         state=citation.state,
         reason=citation.reason,
+        reason_code=reason_code(citation.state, citation.reason),
         source=_source_out(citation.source) if citation.source is not None else None,
         label_mismatch=citation.label_mismatch,
         number=citation.number,
@@ -489,14 +513,31 @@ def delete_thread(request: HttpRequest, thread_id: UUID) -> Status[None]:
 def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) -> Status[MessageOut]:
     """Append your own message. Reserved evidence keys in ``artifact`` are stripped.
 
-    A human, AI or system message holds at most 40,000 characters (422 beyond).
+    A human, AI or system message holds at most 40,000 characters (422 beyond). An AI
+    message's ``tool_calls`` and any message's ``parts`` are read as an import reads them;
+    a key this operation does not know is refused (422 naming it) and nothing is written.
 
     Evidence is only ever written by server-side retrieval (``POST /api/knowledge/search``).
     Appends count against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``).
     """
     rate_limit(request, "write")
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    message = message_append(
+    return Status(201, _message_out(message_record(thread=thread, payload=payload)))
+
+
+def message_record(*, thread: Thread, payload: MessageIn) -> Message:
+    """Append ``payload`` to ``thread``: its tool calls and parts read exactly as an import
+    reads them (``threads.shapes.read_message``), so a recorded thread holds what an imported
+    one would. Shared by the API and the MCP tools."""
+    (fields,) = read_message(
+        {
+            "type": payload.type,
+            "content": str(payload.content),
+            "tool_calls": payload.tool_calls or [],
+            "parts": payload.parts or [],
+        }
+    )
+    return message_append(
         thread=thread,
         type=payload.type,
         content=str(payload.content),
@@ -504,8 +545,9 @@ def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) ->
         tool_call_id=payload.tool_call_id,
         artifact=payload.artifact,
         status=payload.status,
+        tool_calls=list(fields.tool_calls),
+        parts=list(fields.parts),
     )
-    return Status(201, _message_out(message))
 
 
 @router.get(

@@ -54,10 +54,9 @@ from knowledgeweb.retrieval import (
 )
 from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
 from knowledgeweb.threads.errors import MessageInvalidError, QuotaExceededError
-from knowledgeweb.threads.evidence import REASON_MALFORMED, REASON_UNRESOLVED, messages_sources
+from knowledgeweb.threads.evidence import messages_sources, reason_code
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
-from knowledgeweb.threads.reports import REASON_ONLY_LATER
 from knowledgeweb.threads.selectors import thread_citations, thread_messages, thread_source_numbers
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
@@ -67,14 +66,6 @@ logger = logging.getLogger(__name__)
 
 #: The composer choice that needs no configuration.
 EXTRACTIVE = "extractive"
-
-#: Stable reason codes for the citation report of an answer.
-REASONS = {
-    REASON_UNRESOLVED: "no_such_evidence",
-    REASON_ONLY_LATER: "evidence_only_later",
-    REASON_MALFORMED: "malformed",
-}
-
 
 #: The rate limit every question counts against (``RATE_LIMIT_ASK``), per caller.
 ASK_LIMIT = "ask"
@@ -481,11 +472,9 @@ def answer_citations(*, thread: Thread, message: Message) -> CitationCounts:
     for entry in thread_citations(thread=thread):
         if entry.message.id == message.id:
             states = Counter(c.state for c in entry.citations)
+            # A malformed citation's reason says how it is malformed; its code is the state's.
             reasons = Counter(
-                # A malformed citation's reason says how it is malformed; its code is the state's.
-                "malformed" if c.state == "malformed" else REASONS.get(c.reason, "other")
-                for c in entry.citations
-                if c.state != "resolved"
+                reason_code(c.state, c.reason) for c in entry.citations if c.state != "resolved"
             )
             return CitationCounts(
                 total=len(entry.citations),

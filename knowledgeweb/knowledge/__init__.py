@@ -12,7 +12,7 @@ from knowledgeweb.knowledge.delegation import forward_sources
 from knowledgeweb.knowledge.formatting import FormattedResult, format_result, format_result_view
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
 from knowledgeweb.knowledge.linkgrammar import find_citations, nesting_exceeded, parse_markdown
-from knowledgeweb.knowledge.reading import read_sources
+from knowledgeweb.knowledge.reading import claimed_handles, read_signed_sources, read_sources
 from knowledgeweb.knowledge.reserved import RESERVED_KEYS, strip_reserved_keys
 from knowledgeweb.knowledge.types import (
     Evidence,
@@ -36,6 +36,7 @@ __all__ = [
     "RetrievalProvider",
     "RetrievalResult",
     "SourceAccumulator",
+    "claimed_handles",
     "classify_href",
     "contains_handle",
     "enforce_output_budget",
@@ -46,6 +47,7 @@ __all__ = [
     "native_handle",
     "nesting_exceeded",
     "parse_markdown",
+    "read_signed_sources",
     "read_sources",
     "shared_handle",
     "source_id",

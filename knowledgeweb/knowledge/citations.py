@@ -68,6 +68,12 @@ def contains_handle(text: str, handle: str) -> bool:
     return re.search("#" + re.escape(handle) + _HANDLE_END, text) is not None
 
 
+def handles_in(text: str) -> list[str]:
+    """Every accepted handle linked as ``#<handle>`` in ``text``, once each, in order."""
+    found = (match.group(1) for match in re.finditer(_ACCEPTED.pattern + _HANDLE_END, text))
+    return list(dict.fromkeys(found))
+
+
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+")
 
 

@@ -27,7 +27,7 @@ from knowledgeweb.knowledge.bounds import (
     is_text,
     is_version,
 )
-from knowledgeweb.knowledge.citations import contains_handle
+from knowledgeweb.knowledge.citations import contains_handle, handles_in
 from knowledgeweb.knowledge.ids import native_handle, shared_handle, source_id
 from knowledgeweb.knowledge.types import Evidence
 
@@ -79,7 +79,55 @@ def read_sources(name: str | None, content: object, artifact: object) -> dict[st
     return found
 
 
-def _collect(found: dict[str, Evidence], records: list[Any], build: Any, content: str) -> None:
+def read_signed_sources(name: str | None, artifact: object) -> dict[str, Evidence]:
+    """The sources of a tool message whose evidence this server signed (``threads.receipts``).
+
+    Every rule of ``read_sources`` holds except one: the handle and the excerpt need not
+    appear in the content. The receipt proves the server returned these records with a
+    content that held them; clients rewrite the content (text blocks, random ids), so the
+    evidence is read from the records alone. ``name`` is the tool the server ran (from the
+    receipt), not the name an import gives the message.
+    """
+    if not isinstance(artifact, dict):
+        return {}
+    found: dict[str, Evidence] = {}
+    ks = artifact.get("knowledge_sources")
+    if isinstance(ks, dict) and isinstance(name, str) and name in NATIVE_TOOLS:
+        _collect(found, _native_records(ks), _native_evidence, None)
+    if is_version(artifact.get("knowledge_sources_version"), SHARED_VERSION):
+        for key in ("knowledge_sources", "retrieval_sources"):
+            records = artifact.get(key)
+            if isinstance(records, list) and len(records) <= MAX_RECORDS:
+                _collect(found, records, _shared_evidence, None)
+    return found
+
+
+def claimed_handles(content: object, artifact: object) -> list[str]:
+    """Every handle a tool message claims, valid or not: linked in its content, or named by a
+    record's id in its evidence keys. What an import strips is told by these (``evidence_unsigned``)."""
+    found = handles_in(content) if isinstance(content, str) else []
+    if isinstance(artifact, dict):
+        ks = artifact.get("knowledge_sources")
+        native = ks.get("sources") if isinstance(ks, dict) else None
+        for record in native if isinstance(native, list) else []:
+            record_id = record.get("id") if isinstance(record, dict) else None
+            if isinstance(record_id, str) and NATIVE_ID_RE.fullmatch(record_id):
+                found.append(native_handle(record_id))
+        for key in ("knowledge_sources", "retrieval_sources"):
+            records = artifact.get(key)
+            for record in records if isinstance(records, list) else []:
+                record_id = record.get("id") if isinstance(record, dict) else None
+                if isinstance(record_id, str) and SHARED_ID_RE.fullmatch(record_id):
+                    found.append(shared_handle(record_id))
+    return list(dict.fromkeys(found))
+
+
+def _in_content(content: str | None, handle: str, text: str) -> bool:
+    """Whether the content shows the handle and the text; ``None``: signed, not checked here."""
+    return content is None or (contains_handle(content, handle) and text in content)
+
+
+def _collect(found: dict[str, Evidence], records: list[Any], build: Any, content: str | None) -> None:
     for record in records:
         evidence = build(record, content) if isinstance(record, dict) else None
         if evidence is not None and evidence.handle not in found:
@@ -103,7 +151,7 @@ def _optional_text(record: Mapping[str, Any], key: str, max_length: int) -> tupl
     return is_text(value, max_length), value
 
 
-def _shared_evidence(record: Mapping[str, Any], content: str) -> Evidence | None:
+def _shared_evidence(record: Mapping[str, Any], content: str | None) -> Evidence | None:
     keys = set(record)
     if not keys >= SHARED_REQUIRED or not keys <= SHARED_KEYS:
         return None
@@ -127,7 +175,7 @@ def _shared_evidence(record: Mapping[str, Any], content: str) -> Evidence | None
     if source_id(provider, title, excerpt, dataset_name, url, page) != record_id:
         return None
     handle = shared_handle(record_id)
-    if not contains_handle(content, handle) or excerpt not in content:
+    if not _in_content(content, handle, excerpt):
         return None
     return Evidence(
         handle=handle,
@@ -143,7 +191,7 @@ def _shared_evidence(record: Mapping[str, Any], content: str) -> Evidence | None
     )
 
 
-def _native_evidence(record: Mapping[str, Any], content: str) -> Evidence | None:
+def _native_evidence(record: Mapping[str, Any], content: str | None) -> Evidence | None:
     if set(record) != NATIVE_KEYS:
         return None
     record_id, text, pages = record["id"], record["text"], record["pages"]
@@ -161,7 +209,7 @@ def _native_evidence(record: Mapping[str, Any], content: str) -> Evidence | None
     if not isinstance(pages, list) or len(pages) > MAX_PAGES or not all(is_page(p) for p in pages):
         return None
     handle = native_handle(record_id)
-    if not contains_handle(content, handle) or text not in content:
+    if not _in_content(content, handle, text):
         return None
     return Evidence(
         handle=handle,

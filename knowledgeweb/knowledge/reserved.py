@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-RESERVED_KEYS = frozenset({"knowledge_sources", "knowledge_sources_version", "retrieval_sources"})
+#: Where the server puts its signed receipt for a tool message's evidence (``threads.receipts``).
+RECEIPT_KEY = "knowledge_receipt"
+#: The keys whose records are evidence (what a receipt's digest covers).
+EVIDENCE_KEYS = frozenset({"knowledge_sources", "knowledge_sources_version", "retrieval_sources"})
+#: A caller's artifact never keeps these: the evidence, and the receipt, which an import keeps
+#: only after checking it (never because a caller wrote it).
+RESERVED_KEYS = EVIDENCE_KEYS | {RECEIPT_KEY}
 
 
 def strip_reserved_keys(artifact: object) -> dict[str, Any] | None:

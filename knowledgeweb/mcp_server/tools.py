@@ -2,7 +2,7 @@
 
 Every tool validates its arguments with the API's own request schema and calls the
 service the matching API route calls (``search_run``, ``thread_create``,
-``message_append``, ``citation_report_out``); its structured result is the JSON the API
+``message_record``, ``citation_report_out``); its structured result is the JSON the API
 answers, rendered by the API's renderer, so the two cannot differ. The search tools'
 text block is the API's ``content``: the model reads exactly the text whose citation
 links the viewer later verifies, and ``structuredContent`` carries the whole API body
@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from knowledgeweb.api.knowledge import SearchIn, SearchOut, search_run
 from knowledgeweb.api.main import api
-from knowledgeweb.api.text import StorableInput, Text, storable
+from knowledgeweb.api.text import JsonObject, StorableInput, Text, storable
 from knowledgeweb.api.threads import (
     CitationReportOut,
     MessageIn,
@@ -36,12 +36,13 @@ from knowledgeweb.api.threads import (
     ThreadIn,
     ThreadOut,
     citation_report_out,
+    message_record,
 )
 from knowledgeweb.mcp_server import limits
 from knowledgeweb.mcp_server.errors import arguments_invalid, error_body, is_internal
 from knowledgeweb.mcp_server.identity import Caller
 from knowledgeweb.threads.selectors import thread_get_for_owner
-from knowledgeweb.threads.services import message_append, thread_create
+from knowledgeweb.threads.services import thread_create
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +85,19 @@ class ThreadArguments(Arguments):
 class AnswerArguments(ThreadArguments):
     content: Text = Field(
         description="Your answer in Markdown. Cite a source with the exact link a search in this "
-        "thread gave for it, e.g. [citation:Guide](#knowledge-source-...)."
+        "thread gave for it, e.g. [citation:Guide](#knowledge-source-...). Empty when the message "
+        "only calls tools."
     )
+    tool_calls: list[JsonObject] | None = Field(
+        default=None,
+        description="The tool calls this AI message made, as LangChain {id, name, args} or OpenAI "
+        "{id, type: function, function: {name, arguments}}: record them before the searches they "
+        "ask for, so the thread shows which call each result answers.",
+    )
+
+
+class QuestionArguments(ThreadArguments):
+    content: Text = Field(description="The user's question, as they asked it.")
 
 
 def _rendered(out: BaseModel) -> tuple[str, dict[str, Any]]:
@@ -116,9 +128,22 @@ def _create_thread(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
 def _append_answer(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
     answer = AnswerArguments.model_validate(arguments)
     # The API's message validation (no NUL, ...); the length limit is the service's.
-    payload = MessageIn.model_validate({"type": "ai", "content": answer.content})
-    thread = thread_get_for_owner(owner=caller.user, thread_id=answer.thread_id)
-    message = message_append(thread=thread, type="ai", content=str(payload.content))
+    payload = MessageIn.model_validate(
+        {"type": "ai", "content": answer.content, "tool_calls": answer.tool_calls}
+    )
+    return _recorded(caller, answer.thread_id, payload)
+
+
+def _record_question(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
+    question = QuestionArguments.model_validate(arguments)
+    payload = MessageIn.model_validate({"type": "human", "content": question.content})
+    return _recorded(caller, question.thread_id, payload)
+
+
+def _recorded(caller: Caller, thread_id: UUID, payload: MessageIn) -> ToolResult:
+    """Append ``payload`` as the API's append does (``message_record``) and answer its JSON."""
+    thread = thread_get_for_owner(owner=caller.user, thread_id=thread_id)
+    message = message_record(thread=thread, payload=payload)
     text, structured = _rendered(MessageOut.model_validate(message, from_attributes=True))
     return ToolResult(text=text, structured=structured, status=201)
 
@@ -178,10 +203,20 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=_create_thread,
     ),
     ToolSpec(
+        name="record_question",
+        title="Record the question",
+        description="Record the user's question in a thread as a human message, before you search "
+        "and answer, so the thread reads as your conversation did.",
+        input_schema=_input_schema(QuestionArguments),
+        output_schema=_output_schema(MessageOut),
+        run=_record_question,
+    ),
+    ToolSpec(
         name="append_answer",
         title="Append an answer",
         description="Append your answer to a thread as an AI message. Its citations are resolved against "
-        "the search results recorded earlier in the same thread; any other citation is shown as no source.",
+        "the search results recorded earlier in the same thread; any other citation is shown as no source. "
+        "With tool_calls (and empty content), record the calls you are about to make.",
         input_schema=_input_schema(AnswerArguments),
         output_schema=_output_schema(MessageOut),
         run=_append_answer,

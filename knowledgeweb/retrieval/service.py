@@ -1,7 +1,7 @@
 """``retrieval_search``: the one server-side path that produces evidence.
 
-authorize -> adapter -> ``format_result`` -> ``enforce_output_budget`` ->
-``message_append(..., trusted=True)`` when a thread is given. Every refusal
+authorize -> adapter -> ``format_result`` -> ``enforce_output_budget`` -> receipt
+(``threads.receipts``) -> ``message_append(..., trusted=True)`` when a thread is given. Every refusal
 happens before the adapter is built, so a refused call sends no request. A
 provider failure never becomes evidence: with a thread it is recorded as a tool
 message with ``status="error"``, without one it is a clear error.
@@ -29,6 +29,7 @@ from knowledgeweb.retrieval.scope import RequestedScope, scope_resolve
 from knowledgeweb.retrieval.selections import CachedSelectionMemory
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import quota_precheck
+from knowledgeweb.threads.receipts import with_receipt
 from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.services import message_append
 
@@ -119,7 +120,9 @@ def retrieval_search(
     )
     outcome = SearchOutcome(
         content=content,
-        artifact=budgeted,
+        # Signed after the budget, over exactly the evidence returned: an import by this user
+        # recognises it (threads/receipts.py); the receipt is no part of the content's budget.
+        artifact=with_receipt(budgeted, user_id=user.pk, binding_id=binding.pk, tool=tool),
         status="success",
         binding=binding.name,
         provider=binding.provider,

@@ -10,14 +10,14 @@ with their message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal
 from uuid import UUID
 
 from knowledgeweb.counters import Counter
-from knowledgeweb.knowledge import Citation, Evidence, read_sources
+from knowledgeweb.knowledge import Citation, Evidence, read_signed_sources, read_sources
 from knowledgeweb.knowledge.citations import malformed_reason
 from knowledgeweb.memo import memo_get_many, memo_set_many
 from knowledgeweb.threads.models import Message, MessageType
@@ -27,6 +27,29 @@ ResolvedState = Literal["resolved", "unresolved", "malformed"]
 
 REASON_MALFORMED = "The link looks like a knowledge citation but is not in an accepted form."
 REASON_UNRESOLVED = "No tool message before this answer in the thread holds evidence for this source."
+#: The citation's evidence came in an import without a valid receipt, so it was stripped.
+REASON_UNSIGNED = "evidence imported without a valid signature: not checked by this server"
+#: A later tool message holds the evidence (the citation report says so when it reads the thread).
+REASON_ONLY_LATER = (
+    "Its evidence appears only in a later tool message; a citation resolves only against earlier ones."
+)
+#: Stable codes for the reasons a citation has no source (the citation report, an Ask's summary).
+REASON_CODES: Mapping[str, str] = {
+    REASON_UNRESOLVED: "no_such_evidence",
+    REASON_ONLY_LATER: "evidence_only_later",
+    REASON_MALFORMED: "malformed",
+    REASON_UNSIGNED: "evidence_unsigned",
+}
+
+
+def reason_code(state: str, reason: str) -> str:
+    """The stable code of a citation's reason: ``""`` when it resolved, ``other`` for a text no
+    code names (a render stored by an older renderer)."""
+    if state == "resolved":
+        return ""
+    if state == "malformed":
+        return "malformed"
+    return REASON_CODES.get(reason, "other")
 
 
 #: Validations actually run (cache misses); tests and benchmarks read it.
@@ -87,6 +110,28 @@ def evidence_from_json(record: Mapping[str, Any]) -> Evidence:
     )
 
 
+def message_read(message: Message) -> dict[str, Evidence]:
+    """Validate one tool message: by the contract's reader, or, for evidence an import kept
+    because its receipt checked (``threads.receipts``), from its records with the tool the
+    server ran (the receipt, not the content, ties them to this server)."""
+    check = message.evidence_check
+    if isinstance(check, dict) and check.get("state") == "signed":
+        return read_signed_sources(str(check.get("tool", "")), message.artifact)
+    return read_sources(message.name, message.content, message.artifact)
+
+
+def unsigned_handles(message: Message) -> list[str]:
+    """The handles whose evidence an import stripped from ``message`` (no valid receipt)."""
+    check = message.evidence_check
+    if (
+        isinstance(check, dict)
+        and check.get("state") == "unsigned"
+        and isinstance(check.get("handles"), list)
+    ):
+        return [h for h in check["handles"] if isinstance(h, str)]
+    return []
+
+
 def message_sources(message: Message) -> dict[str, Evidence]:
     """The valid sources of one message, keyed by handle; empty for anything but a tool message."""
     return messages_sources([message]).get(message.id, {})
@@ -109,7 +154,7 @@ def messages_sources(messages: Sequence[Message]) -> dict[UUID, dict[str, Eviden
     for key, message in keys.items():
         sources = cached.get(key)
         if not isinstance(sources, dict):
-            sources = read_sources(message.name, message.content, message.artifact)
+            sources = message_read(message)
             validation_counter.increment()
             fresh[key] = sources
         found[message.id] = sources
@@ -173,13 +218,20 @@ def evidence_before(
                 entries[handle] = (len(entries), source)
 
 
-def resolve_citation(citation: Citation, available: Mapping[str, Evidence]) -> ResolvedCitation:
-    """Resolve one citation against the evidence available before its message."""
+def resolve_citation(
+    citation: Citation, available: Mapping[str, Evidence], unsigned: Set[str] = frozenset()
+) -> ResolvedCitation:
+    """Resolve one citation against the evidence available before its message.
+
+    ``unsigned`` are the handles whose evidence an import stripped before this message (no
+    valid receipt): a citation of one of them says so rather than that nothing held it.
+    """
     if citation.state == "malformed" or citation.handle is None:
         return ResolvedCitation(
             citation.label, citation.href, "malformed", None, malformed_reason(citation.href)
         )
     source = available.get(citation.handle)
     if source is None:
-        return ResolvedCitation(citation.label, citation.href, "unresolved", None, REASON_UNRESOLVED)
+        reason = REASON_UNSIGNED if citation.handle in unsigned else REASON_UNRESOLVED
+        return ResolvedCitation(citation.label, citation.href, "unresolved", None, reason)
     return ResolvedCitation(citation.label, citation.href, "resolved", source, "")

@@ -95,6 +95,11 @@ class Message(models.Model):
     # edges, truncation): written only by that service (``trusted``), never taken from a
     # caller, so the viewer may present it as the server's. Null for every other message.
     tool_view = models.JSONField(null=True, blank=True, editable=False)
+    # What an import found of a tool message's evidence (threads/receipts.py), written only by
+    # the server: {"state": "signed", "tool", "binding", "issued_at"} when its receipt checked
+    # (the evidence is read from the records with the tool the server ran), {"state":
+    # "unsigned", "handles": [...]} when evidence was stripped. Null for every other message.
+    evidence_check = models.JSONField(null=True, blank=True, editable=False)
 
     objects = MessageQuerySet.as_manager()
 

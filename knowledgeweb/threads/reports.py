@@ -12,12 +12,10 @@ from typing import Any
 from uuid import UUID
 
 from knowledgeweb.knowledge import Evidence, classify_href
-from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
+from knowledgeweb.threads.evidence import REASON_ONLY_LATER, ResolvedCitation, evidence_from_json
 from knowledgeweb.threads.models import Message, MessageRender, MessageType
 
-REASON_ONLY_LATER = (
-    "Its evidence appears only in a later tool message; a citation resolves only against earlier ones."
-)
+__all__ = ["REASON_ONLY_LATER", "MessageCitations", "messages_citations"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,12 @@ from django.utils import timezone
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import ThreadCursorError, ThreadNotFound
-from knowledgeweb.threads.evidence import evidence_from_json, evidence_to_json, messages_sources
+from knowledgeweb.threads.evidence import (
+    evidence_from_json,
+    evidence_to_json,
+    messages_sources,
+    unsigned_handles,
+)
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.export import (
@@ -226,7 +231,18 @@ def thread_outline(*, thread: Thread) -> list[Message]:
     return list(
         Message.objects.filter(thread=thread)
         .order_by("seq")
-        .only("id", "thread_id", "seq", "type", "status", "name", "tool_call_id", "tool_calls", "parts")
+        .only(
+            "id",
+            "thread_id",
+            "seq",
+            "type",
+            "status",
+            "name",
+            "tool_call_id",
+            "tool_calls",
+            "parts",
+            "evidence_check",
+        )
     )
 
 
@@ -368,6 +384,7 @@ def renders_compute(
     whole = {m.id: m for m in Message.objects.filter(pk__in=redone).defer("artifact")}
     validated = messages_sources([m for m in whole.values() if m.type == MessageType.TOOL])
     available: dict[str, Evidence] = {}
+    unsigned: set[str] = set()
     result = dict(rows)
     fresh: list[MessageRender] = []
     for outline in messages:
@@ -376,13 +393,15 @@ def renders_compute(
         own: dict[str, Evidence] = {}
         if message.id in whole:
             own = validated.get(message.id, {})
-            row = render_row(message, render_message(message, available, own))
+            row = render_row(message, render_message(message, available, own, frozenset(unsigned)))
             result[message.id] = row
             fresh.append(row)
         elif row is not None:
             own = {record["handle"]: evidence_from_json(record) for record in row.sources}
         for handle, source in own.items():
             available.setdefault(handle, source)
+        if message.type == MessageType.TOOL:
+            unsigned.update(unsigned_handles(message))
     return ComputedRenders(rows=result, fresh=fresh)
 
 

@@ -18,6 +18,7 @@ from django.test import Client
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.knowledge import RESERVED_KEYS, RetrievalHit, RetrievalResult, read_sources
+from knowledgeweb.knowledge.reserved import RECEIPT_KEY
 from knowledgeweb.providers.client import MAX_BODY_BYTES, transport_override
 from knowledgeweb.retrieval import RetrievalFailedError, retrieval_search, service
 from knowledgeweb.threads.models import Message, Thread
@@ -243,6 +244,10 @@ def test_lightrag_no_results_is_an_empty_success_not_an_error(
     message = Message.objects.get()
     assert (message.status, outcome.status) == ("success", "success")  # type: ignore[attr-defined]
     assert message.content == "Entity relations search results from lightrag: nothing found."
+    # An empty result is still the server's, so it is signed too (over no evidence).
+    receipt = message.artifact.pop(RECEIPT_KEY)
+    assert isinstance(receipt, str)
+    assert receipt.count(":") == 1
     assert message.artifact == {"knowledge_sources_version": 1, "knowledge_sources": []}
     assert_no_evidence_and_no_secret(caplog)
 

@@ -11,8 +11,14 @@ from knowledgeweb.knowledge import RESERVED_KEYS, strip_reserved_keys
 from tests.unit.strategies import native_message, native_record, shared_record
 
 
-def test_reserved_keys_are_exactly_the_three_envelope_keys() -> None:
-    assert set(RESERVED_KEYS) == {"knowledge_sources", "knowledge_sources_version", "retrieval_sources"}
+def test_reserved_keys_are_exactly_the_three_envelope_keys_and_the_receipt() -> None:
+    # The receipt is reserved too: an import keeps it only after checking it (threads/receipts.py).
+    assert set(RESERVED_KEYS) == {
+        "knowledge_sources",
+        "knowledge_sources_version",
+        "retrieval_sources",
+        "knowledge_receipt",
+    }
 
 
 def test_it_strips_all_three_reserved_keys_and_keeps_every_other_key() -> None:

@@ -6,7 +6,7 @@ the renderer's code, named by its version: ``threads.rendering.version``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from knowledgeweb.threads.rendering.export import ExportPart, message_export_par
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
 from knowledgeweb.threads.rendering.sources import source_entry_parts
-from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view
+from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view, signed_view, unsigned_view
 from knowledgeweb.threads.tallies import answer_uncited
 
 
@@ -64,12 +64,16 @@ def citation_anchor_prefix(message: Message) -> str:
 
 
 def render_message(
-    message: Message, available: Mapping[str, Evidence], own: Mapping[str, Evidence]
+    message: Message,
+    available: Mapping[str, Evidence],
+    own: Mapping[str, Evidence],
+    unsigned: Set[str] = frozenset(),
 ) -> MessageRendering:
-    """Render ``message``; ``available`` is the evidence before it, ``own`` its validated sources."""
+    """Render ``message``; ``available`` is the evidence before it, ``own`` its validated sources,
+    ``unsigned`` the handles whose evidence an import stripped before it."""
     if message.type == MessageType.AI:
         rendered = render_assistant_content(
-            message.content, available, anchor_prefix=citation_anchor_prefix(message)
+            message.content, available, anchor_prefix=citation_anchor_prefix(message), unsigned=unsigned
         )
         citations = [citation_json(hook) for hook in rendered.hooks]
         return MessageRendering(
@@ -83,11 +87,15 @@ def render_message(
         )
     if message.type == MessageType.TOOL:
         failed = message.status == MessageStatus.ERROR
-        tool = (
-            generic_view(message.content)
-            if failed
-            else build_tool_view(message.content, message.tool_view, own)
-        )
+        check = message.evidence_check if isinstance(message.evidence_check, dict) else {}
+        if failed:
+            tool = generic_view(message.content)
+        elif check.get("state") == "signed":
+            tool = signed_view(own)
+        elif check.get("state") == "unsigned":
+            tool = unsigned_view(message.content)
+        else:
+            tool = build_tool_view(message.content, message.tool_view, own)
         html = render_to_string(
             "web/fragments/tool_message.html", {"message": message, "failed": failed, "tool": tool}
         )

@@ -7,7 +7,7 @@ verdicts come from that parse; the sanitizer's pass only wraps the matching
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from functools import partial
 
@@ -38,9 +38,15 @@ class RenderedContent:
 
 
 def render_assistant_content(
-    text: str, available: Mapping[str, Evidence], *, anchor_prefix: str = "cite"
+    text: str,
+    available: Mapping[str, Evidence],
+    *,
+    anchor_prefix: str = "cite",
+    unsigned: Set[str] = frozenset(),
 ) -> RenderedContent:
     """Render assistant Markdown, resolving citations against ``available`` evidence.
+
+    ``unsigned``: handles whose evidence an import stripped earlier (``resolve_citation``).
 
     Each citation's hook gets the id ``<anchor_prefix>-<n>`` (n counts the message's citations
     from 1); the page passes a prefix unique to the message.
@@ -48,7 +54,7 @@ def render_assistant_content(
     render_counter.increment()
     parsed = parse_markdown(text)
     verdicts = tuple(
-        resolve_citation(link.citation(), available) for link in parsed.links if link.is_citation
+        resolve_citation(link.citation(), available, unsigned) for link in parsed.links if link.is_citation
     )
     hooks = tuple(citation_hooks(parsed, verdicts, anchor_prefix=anchor_prefix))
     stage = partial(CitationFilter, links=parsed.links, hooks=hooks)

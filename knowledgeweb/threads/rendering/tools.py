@@ -13,7 +13,10 @@ shown as unverified text.
 
 Every other tool message (appended by a caller, imported, or a failed search)
 is shown generically: its content as plain text, at most ``PREVIEW_CHARS`` of
-it inline, and a link to the whole output.
+it inline, and a link to the whole output. Two kinds of imported tool message
+say what the server found of their evidence (``Message.evidence_check``): one
+whose receipt checked shows the evidence the server signed (its validated
+sources), never the imported text; one whose evidence was stripped says so.
 
 The phrases (summary, omission notice, graph-fact badges) come from
 ``knowledgeweb.knowledge.formatting``, where the model's text is written.
@@ -77,6 +80,8 @@ class ToolView:
     structured: bool = True
     full_chars: int = 0
     cut: bool = False
+    #: An imported message's evidence: "signed" (receipt checked), "unsigned" (stripped), or "".
+    evidence: str = ""
 
     @property
     def phrases(self) -> Mapping[str, str]:
@@ -108,6 +113,39 @@ def build_tool_view(content: str, view: Any, sources: Mapping[str, Evidence]) ->
     else:
         header = summary_phrase(tool, provider, shown, total)
     return ToolView(header=header, blocks=_link_relations(blocks), notice=" ".join(notices))
+
+
+#: The header of an imported tool message whose receipt checked.
+SIGNED_HEADER = "Evidence this server returned to you, signed (imported)"
+#: The notice of an imported tool message whose evidence was stripped.
+UNSIGNED_NOTICE = "Evidence imported without a valid signature: not checked by this server."
+
+
+def signed_view(sources: Mapping[str, Evidence]) -> ToolView:
+    """An imported tool message whose receipt checked: the signed evidence, one block a source.
+
+    Built from the validated sources only: the imported content (which clients rewrite) is
+    not shown as the server's.
+    """
+    blocks = tuple(
+        ToolBlock("source", source.title, source.excerpt, position, source)
+        for position, source in enumerate(sources.values(), start=1)
+    )
+    return ToolView(header=SIGNED_HEADER, blocks=blocks, evidence="signed")
+
+
+def unsigned_view(content: str) -> ToolView:
+    """An imported tool message whose evidence was stripped: shown generically, saying so."""
+    view = generic_view(content)
+    return ToolView(
+        header=view.header,
+        blocks=view.blocks,
+        notice=UNSIGNED_NOTICE,
+        structured=False,
+        full_chars=view.full_chars,
+        cut=view.cut,
+        evidence="unsigned",
+    )
 
 
 def generic_view(content: str) -> ToolView:

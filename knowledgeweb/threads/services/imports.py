@@ -60,7 +60,8 @@ def thread_import(
     Every message is read and validated before the first write; an error names
     the failing message by its 1-based position ("message 57: ..."). Reserved
     evidence keys are stripped from every artifact unless ``trusted`` (the
-    admin-only ``import_thread --trusted``). A ``title`` of None is derived from
+    admin-only ``import_thread --trusted``) or a tool message's receipt checks for
+    ``owner`` (``threads.receipts``). A ``title`` of None is derived from
     the first human message.
     """
     if len(messages) > MAX_IMPORT_MESSAGES:
@@ -106,6 +107,7 @@ def thread_import(
                     trusted=trusted,
                     tool_calls=list(fields.tool_calls),
                     parts=list(fields.parts),
+                    receipt_owner=owner,
                 )
             )
         except MessageInvalidError as exc:

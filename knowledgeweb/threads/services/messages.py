@@ -8,15 +8,18 @@ import random
 import time
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Max
 
-from knowledgeweb.knowledge import strip_reserved_keys
+from knowledgeweb.knowledge import claimed_handles, strip_reserved_keys
+from knowledgeweb.knowledge.reserved import RESERVED_KEYS
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
 from knowledgeweb.threads.parts import checked_parts, checked_tool_calls
 from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_add
+from knowledgeweb.threads.receipts import receipt_check
 from knowledgeweb.threads.services.renders import render_prepare, render_store
 from knowledgeweb.threads.text import unstorable_field
 
@@ -62,12 +65,15 @@ def message_build(
     tool_view: dict[str, Any] | None = None,
     tool_calls: list[Any] | None = None,
     parts: list[Any] | None = None,
+    receipt_owner: User | None = None,
 ) -> Message:
     """A validated, unsaved message without its seq. Caller-supplied artifacts lose reserved keys.
 
     An artifact may be any JSON (docs/contract.md); only an object can carry evidence, so only
     an object has keys to strip, and any other value is stored as written. ``tool_view`` is the
     retrieval service's account of its own search; only a trusted (server-side) writer may set it.
+    ``receipt_owner`` (an import's owner) lets a tool message keep evidence whose receipt checks
+    for that user (``threads.receipts``); evidence without one is stripped and recorded as such.
     """
     if tool_view is not None and not (trusted and type == MessageType.TOOL):
         raise MessageInvalidError("only the retrieval service records a tool view.")
@@ -82,6 +88,9 @@ def message_build(
             f"content of a {type} message is {len(content)} characters; the limit is {MAX_PROSE_CHARS}."
         )
     stored_artifact = artifact if trusted or not isinstance(artifact, dict) else strip_reserved_keys(artifact)
+    evidence_check = None
+    if receipt_owner is not None and not trusted and type == MessageType.TOOL and isinstance(artifact, dict):
+        stored_artifact, evidence_check = _receipt_kept(receipt_owner, content, artifact, stored_artifact)
     stored_calls = checked_tool_calls(tool_calls or [])
     if stored_calls and type != MessageType.AI:
         raise MessageInvalidError(f"only an ai message carries tool calls, not a {type} message.")
@@ -112,6 +121,7 @@ def message_build(
             content=content, artifact=stored_artifact, tool_calls=stored_calls, parts=stored_parts
         ),
         tool_view=tool_view,
+        evidence_check=evidence_check,
     )
     try:
         # seq is assigned under the lock, the thread is checked there too, and the
@@ -120,6 +130,22 @@ def message_build(
     except ValidationError as exc:
         raise MessageInvalidError(_describe(exc)) from exc
     return message
+
+
+def _receipt_kept(
+    owner: User, content: str, artifact: dict[str, Any], stripped: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The artifact an import stores for a tool message, and what it records of its evidence.
+
+    A receipt that checks keeps the artifact whole; evidence without one is stripped, and the
+    handles it claimed are recorded so the page can say why citations of them do not resolve.
+    """
+    if not RESERVED_KEYS & set(artifact):
+        return stripped, None
+    check = receipt_check(user=owner, artifact=artifact)
+    if check.ok:
+        return artifact, check.stored()
+    return stripped, {"state": "unsigned", "handles": claimed_handles(content, artifact)}
 
 
 def message_append(

@@ -18,9 +18,15 @@ from uuid import UUID
 from django.db import transaction
 from django.db.models import F
 
-from knowledgeweb.knowledge import Evidence, read_sources
+from knowledgeweb.knowledge import Evidence
 from knowledgeweb.memo import memo_set_many
-from knowledgeweb.threads.evidence import evidence_cache_key, evidence_from_json, validation_counter
+from knowledgeweb.threads.evidence import (
+    evidence_cache_key,
+    evidence_from_json,
+    message_read,
+    unsigned_handles,
+    validation_counter,
+)
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.rendering.version import render_is_current
@@ -53,7 +59,7 @@ def own_sources(message: Message) -> dict[str, Evidence]:
     if message.type != MessageType.TOOL:
         return {}
     validation_counter.increment()
-    sources = read_sources(message.name, message.content, message.artifact)
+    sources = message_read(message)
     # Seed the memo, so that a re-render after a change that leaves the reader alone
     # validates nothing.
     memo_set_many({evidence_cache_key(message): sources})
@@ -67,8 +73,8 @@ def render_prepare(thread: Thread, message: Message) -> PreparedRender:
     """
     if message.type != MessageType.AI:
         return PreparedRender(render_message(message, {}, own_sources(message)), upto_seq=-1)
-    available, upto = _evidence_so_far(thread)
-    return PreparedRender(render_message(message, available, {}), upto_seq=upto)
+    available, unsigned, upto = _evidence_so_far(thread)
+    return PreparedRender(render_message(message, available, {}, unsigned), upto_seq=upto)
 
 
 def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> MessageRendering:
@@ -78,8 +84,8 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
     """
     rendering = prepared.rendering
     if prepared.upto_seq >= 0 and _evidence_added_after(thread, prepared.upto_seq, message.seq):
-        available, _ = _evidence_so_far(thread, before_seq=message.seq)
-        rendering = render_message(message, available, {})
+        available, unsigned, _ = _evidence_so_far(thread, before_seq=message.seq)
+        rendering = render_message(message, available, {}, unsigned)
     render_row(message, rendering).save(force_insert=True)
     if message.type == MessageType.AI:
         # Under the thread's lock: the numbers read here are the last answer's.
@@ -101,11 +107,13 @@ def renders_prepare(messages: Sequence[Message]) -> list[MessageRendering]:
     """Render a whole new thread's messages in order (an import), before anything is written."""
     renderings: list[MessageRendering] = []
     available: dict[str, Evidence] = {}
+    unsigned: set[str] = set()
     for message in messages:
         own = own_sources(message)
-        renderings.append(render_message(message, available, own))
+        renderings.append(render_message(message, available, own, frozenset(unsigned)))
         for handle, source in own.items():
             available.setdefault(handle, source)
+        unsigned.update(unsigned_handles(message))
     return renderings
 
 
@@ -131,7 +139,9 @@ def thread_rerender(*, thread: Thread, force: bool = False) -> int:
         if not Thread.objects.select_for_update().filter(pk=thread.pk).exists():
             return 0
         messages = list(
-            Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+            Message.objects.filter(thread=thread)
+            .order_by("seq")
+            .only("id", "thread_id", "seq", "type", "evidence_check")
         )
         rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
         return _rerender(thread, messages, rows)
@@ -168,11 +178,16 @@ def _set_tallies(thread: Thread, renders: Iterable[MessageRendering | MessageRen
         setattr(thread, name, value)
 
 
-def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dict[str, Evidence], int]:
+def _evidence_so_far(
+    thread: Thread, before_seq: int | None = None
+) -> tuple[dict[str, Evidence], frozenset[str], int]:
     """The evidence of the thread's tool messages (before ``before_seq``), first claim wins,
-    from their stored renders, and the last seq seen. Stale renders are re-rendered and stored first."""
+    from their stored renders, the handles whose evidence an import stripped, and the last seq
+    seen. Stale renders are re-rendered and stored first."""
     messages = list(
-        Message.objects.filter(thread=thread).order_by("seq").only("id", "thread_id", "seq", "type")
+        Message.objects.filter(thread=thread)
+        .order_by("seq")
+        .only("id", "thread_id", "seq", "type", "evidence_check")
     )
     if before_seq is not None:
         messages = [m for m in messages if m.seq < before_seq]
@@ -192,7 +207,8 @@ def _evidence_so_far(thread: Thread, before_seq: int | None = None) -> tuple[dic
     for message_id in wanted:
         for record in records.get(message_id, []):
             available.setdefault(str(record["handle"]), evidence_from_json(record))
-    return available, (messages[-1].seq if messages else 0)
+    unsigned = frozenset(handle for m in messages for handle in unsigned_handles(m))
+    return available, unsigned, (messages[-1].seq if messages else 0)
 
 
 def _evidence_added_after(thread: Thread, upto_seq: int, seq: int) -> bool:
