@@ -110,17 +110,26 @@ def test_each_langchain_wrapper_imports_as_the_search_result(
     assert json.loads(str(made["whole_body_content"].content)) == body
     assert isinstance(made["text_block_content"].content, list)
     answer = f"Owls hunt at night {_link(body['content'])}."
+    bob = TokenFactory.create(user=UserFactory.create(username="bob"), name="bob").client()
     for name, message in made.items():
-        serialized = {"messages": messages_to_dict(_thread(message, answer))}
-        trusted = thread_import_body(owner=alice, body=serialized, trusted=True)
-        assert _states(client, trusted) == ["resolved"], name
-        response = client.post("/api/threads/import", json.dumps(serialized), content_type="application/json")
+        serialized = json.dumps({"messages": messages_to_dict(_thread(message, answer))})
+        # The user the server answered: the receipt in the body checks, the evidence is kept.
+        response = client.post("/api/threads/import", serialized, content_type="application/json")
+        assert response.status_code == 201, response.content
+        thread = Thread.objects.get(pk=response.json()["id"])
+        stored = Message.objects.get(thread=thread, type="tool")
+        assert (stored.name, stored.content, stored.artifact) == (name, body["content"], body["artifact"])
+        assert _states(client, thread) == ["resolved"], name
+        # Another user: the evidence keys copied from the body do not pass; every other key does.
+        response = bob.post("/api/threads/import", serialized, content_type="application/json")
         assert response.status_code == 201, response.content
         stored = Message.objects.get(thread_id=response.json()["id"], type="tool")
         assert stored.content == body["content"], name
-        assert stored.name == name
-        # Untrusted: the evidence keys copied from the body do not pass; every other key does.
         assert stored.artifact == {k: v for k, v in body["artifact"].items() if k not in RESERVED_KEYS}
+        assert _states(bob, stored.thread) == ["unresolved"], name
+        # The admin's import_thread --trusted keeps what the wrapper held.
+        trusted = thread_import_body(owner=alice, body=json.loads(serialized), trusted=True)
+        assert _states(client, trusted) == ["resolved"], name
 
 
 def test_a_tool_message_holding_no_result_is_kept_as_written(alice: User) -> None:

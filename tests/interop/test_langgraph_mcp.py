@@ -19,6 +19,7 @@ import pytest
 from django.test import Client
 
 from knowledgeweb.knowledge import RESERVED_KEYS
+from knowledgeweb.knowledge.reserved import RECEIPT_KEY
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_import_body
 from tests.interop.conftest import run_client
@@ -92,41 +93,47 @@ def _citations(client: Client, token: str, thread: Thread) -> list[dict[str, Any
     return [c for m in response.json()["messages"] for c in m["citations"]]
 
 
-def _check_wrapper_read(run: dict[str, Any], thread: Thread, *, trusted: bool) -> None:
-    """The tool message holds the search's own text and artifact, not the adapter's wrapper."""
+def _check_wrapper_read(run: dict[str, Any], thread: Thread, *, kept: bool) -> None:
+    """The tool message holds the search's own text and artifact, not the adapter's wrapper;
+    its evidence (and receipt) kept when ``kept``, else stripped as any caller's."""
     raw = run["model_dump"]
     wrapped = next(m for m in raw if m["type"] == "tool")
     # What the real adapter wrote: text blocks with ids of its own, the body one level down.
     assert isinstance(wrapped["content"], list)
     assert wrapped["content"][0]["type"] == "text"
     body = wrapped["artifact"]["structured_content"]
+    assert RECEIPT_KEY in body["artifact"], "the search answered no receipt"
     assert set(RESERVED_KEYS) & set(body["artifact"]), "the search answered no evidence"
     tool = Message.objects.get(thread=thread, type="tool")
     assert tool.content == body["content"]
     assert tool.name == "knowledge_search"
-    expected = (
-        dict(body["artifact"])
-        if trusted
-        else {k: v for k, v in body["artifact"].items() if k not in RESERVED_KEYS}
-    )
-    assert {k: v for k, v in tool.artifact.items() if k in expected} == expected
+    if kept:
+        assert tool.artifact == body["artifact"]
+    else:
+        assert tool.artifact == {k: v for k, v in body["artifact"].items() if k not in RESERVED_KEYS}
 
 
 def _check_all(run: dict[str, Any], setup: Setup) -> None:
     client = Client()
-    handle_link = run["answer"]
-    assert "](#knowledge-" in handle_link, handle_link
+    assert "](#knowledge-" in run["answer"], run["answer"]
     for serialization in SERIALIZATIONS:
         body = _body(run, serialization)
-        # As the admin's import_thread --trusted: the evidence the adapter kept is found.
-        trusted = thread_import_body(owner=setup.alice, body=body, trusted=True)
-        _check_wrapper_read(run, trusted, trusted=True)
-        states = [c["state"] for c in _citations(client, setup.alice_token, trusted)]
-        assert states == ["resolved"], (serialization, states)
-        # Through the API, untrusted: the copied evidence keys do not pass the boundary.
+        # Through the API by the user the server answered: the receipt checks, the source is found.
         imported = _import(client, setup.alice_token, body)
-        _check_wrapper_read(run, imported, trusted=False)
+        _check_wrapper_read(run, imported, kept=True)
         assert Message.objects.filter(thread=imported).count() == 4, serialization
+        citations = _citations(client, setup.alice_token, imported)
+        assert [c["state"] for c in citations] == ["resolved"], (serialization, citations)
+        assert citations[0]["href"] in run["answer"]
+        # The same body imported by another user: the receipt is Alice's, so nothing is found.
+        other = _import(client, setup.bob_token, body)
+        _check_wrapper_read(run, other, kept=False)
+        found = [(c["state"], c["reason_code"]) for c in _citations(client, setup.bob_token, other)]
+        assert found == [("unresolved", "evidence_unsigned")], (serialization, found)
+        # As the admin's import_thread --trusted: the evidence the adapter kept is found too.
+        trusted = thread_import_body(owner=setup.bob, body=body, trusted=True)
+        _check_wrapper_read(run, trusted, kept=True)
+        assert [c["state"] for c in _citations(client, setup.bob_token, trusted)] == ["resolved"]
 
 
 def test_an_agent_over_stdio_imports_with_its_evidence_found(stdio_run: dict[str, Any], setup: Setup) -> None:
@@ -164,7 +171,7 @@ def _check_raw_mcp_result(stdio_run: dict[str, Any], setup: Setup) -> None:
             {"role": "assistant", "content": stdio_run["answer"]},
         ]
     }
-    thread = thread_import_body(owner=setup.alice, body=body, trusted=True)
+    thread = _import(Client(), setup.alice_token, body)
     tools = list(Message.objects.filter(thread=thread, type="tool").order_by("seq"))
     assert [t.content for t in tools] == [raw["structuredContent"]["content"]] * 2
     assert [t.name for t in tools] == ["knowledge_search"] * 2
