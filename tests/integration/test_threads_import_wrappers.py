@@ -182,8 +182,9 @@ def _history(body: dict[str, Any]) -> list[dict[str, Any]]:
     graph.add_edge(START, "step")
     app = graph.compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "t1"}}
-    app.invoke({"messages": [HumanMessage(QUESTION)]}, config)
-    app.invoke({"messages": []}, config)
+    # The compiled graph's state type is not inferred from StateGraph(MessagesState).
+    app.invoke({"messages": [HumanMessage(QUESTION)]}, config)  # type: ignore[call-overload]
+    app.invoke({"messages": []}, config)  # type: ignore[call-overload]
     return [snapshot.values for snapshot in app.get_state_history(config)]
 
 

@@ -127,10 +127,11 @@ def read_typed(type_: str, data: Mapping[str, Any]) -> list[MessageFields]:
     raw_content = data.get("content")
     if raw_content is None and not (type_ == "ai" and (calls or "tool_calls" in data or "refusal" in data)):
         raise MessageInvalidError("'content' is required (a string or a list of content parts).")
-    mcp_content = type_ == "tool" and is_mcp_result(raw_content)
-    content = read_content(None if mcp_content else raw_content)
-    if mcp_content:
+    if type_ == "tool" and isinstance(raw_content, Mapping) and is_mcp_result(raw_content):
+        content = read_content(None)
         content.text = mcp_content_text(raw_content)
+    else:
+        content = read_content(raw_content)
     known = {call["id"] for call in calls if call["id"]}
     calls += [call for call in content.calls if not call["id"] or call["id"] not in known]
     parts = list(content.parts)

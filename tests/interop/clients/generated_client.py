@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+PACKAGE = "knowledgeweb_client"
 #: The artifact a caller appends: its keys must all come back (the reserved one is stripped).
 ARTIFACT: dict[str, Any] = {
     "custom": 1,
@@ -26,34 +28,34 @@ ARTIFACT: dict[str, Any] = {
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, spec["package_parent"])
-    from knowledgeweb_client import AuthenticatedClient
-    from knowledgeweb_client.api.knowledge import knowledgeweb_api_knowledge_search as search
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_append_message as append,
+    # The package is generated at run time, so it is loaded by name.
+    package = import_module(PACKAGE)
+    models = import_module(f"{PACKAGE}.models")
+    search = import_module(f"{PACKAGE}.api.knowledge.knowledgeweb_api_knowledge_search")
+    threads = {
+        name: import_module(f"{PACKAGE}.api.threads.knowledgeweb_api_threads_{name}")
+        for name in (
+            "append_message",
+            "create_thread",
+            "export_thread",
+            "export_thread_markdown",
+            "get_thread",
+            "list_threads",
+        )
+    }
+    append, create, get = threads["append_message"], threads["create_thread"], threads["get_thread"]
+    export_json, export_markdown, list_threads = (
+        threads["export_thread"],
+        threads["export_thread_markdown"],
+        threads["list_threads"],
     )
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_create_thread as create,
+    AuthenticatedClient = package.AuthenticatedClient  # noqa: N806 - the generated class
+    MessageIn, MessageInArtifactType0, MessageInType = (  # noqa: N806
+        models.MessageIn,
+        models.MessageInArtifactType0,
+        models.MessageInType,
     )
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_export_thread as export_json,
-    )
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_export_thread_markdown as export_markdown,
-    )
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_get_thread as get,
-    )
-    from knowledgeweb_client.api.threads import (
-        knowledgeweb_api_threads_list_threads as list_threads,
-    )
-    from knowledgeweb_client.models import (
-        MessageIn,
-        MessageInArtifactType0,
-        MessageInType,
-        SearchIn,
-        SearchInTool,
-        ThreadIn,
-    )
+    SearchIn, SearchInTool, ThreadIn = models.SearchIn, models.SearchInTool, models.ThreadIn  # noqa: N806
 
     client = AuthenticatedClient(
         base_url=spec["base_url"], token=spec["token"], raise_on_unexpected_status=True

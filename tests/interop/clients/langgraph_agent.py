@@ -47,7 +47,7 @@ class ScriptedModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:
         return self
 
     def _generate(
@@ -112,7 +112,7 @@ def _platform_state(snapshot: Any) -> dict[str, Any]:
 
 
 async def run(spec: dict[str, Any]) -> dict[str, Any]:
-    client = MultiServerMCPClient({SERVER: _connection(spec)})  # type: ignore[dict-item]
+    client = MultiServerMCPClient({SERVER: _connection(spec)})
     tools = await client.get_tools()
     agent = create_react_agent(ScriptedModel(query=spec["query"]), tools, checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": str(uuid4())}}
