@@ -149,13 +149,9 @@ _RESPONSES_ITEM: dict[str, Any] = {
         "{call_id, output} or reasoning {summary, content, encrypted_content} (a message item is a "
         "RoleMessage). The items of one model turn become one AI message; reasoning is kept as a part."
     ),
-    "properties": {
-        "type": {"enum": ["function_call", "function_call_output", "reasoning"]},
-        "call_id": _STRING,
-        "name": _STRING_OR_NULL,
-        "arguments": {"description": "The arguments as the model wrote them: JSON text."},
-        "output": {"anyOf": [_STRING, {"type": "array", "items": {"anyOf": [_STRING, _PART]}}]},
-    },
+    # Only the type: each kind reads keys the others ignore, and a schema naming them for
+    # every kind would be stricter than the reader.
+    "properties": {"type": {"enum": ["function_call", "function_call_output", "reasoning"]}},
     "required": ["type"],
 }
 

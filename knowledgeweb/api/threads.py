@@ -306,11 +306,9 @@ class ThreadListQuery(Schema):
 
 
 class ExportQuery(Schema):
-    format: Literal["json", "markdown"] = Field(
-        "json",
-        description="json (this operation's media type); markdown is kept for existing callers: "
-        "generated clients use `GET /{thread_id}/export/markdown`, which declares text/markdown.",
-    )
+    """``GET /{thread_id}/export``'s ``format``, read by the operation itself (not declared)."""
+
+    format: Literal["json", "markdown"] = "json"
 
 
 _AUTH_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut}
@@ -604,17 +602,23 @@ _MARKDOWN_RESPONSE: dict[str, Any] = {
     openapi_extra={
         "responses": {
             "200": {
-                "description": "The thread as JSON (messages as stored): a valid import body. With "
-                "`format=markdown` (kept for existing callers) the answer is the Markdown export, "
-                "text/markdown, as `GET /{thread_id}/export/markdown` gives it.",
+                "description": "The thread as JSON (messages as stored): a valid import body.",
                 "content": {"application/json": {"schema": _JSON_EXPORT_SCHEMA}},
             }
         }
     },
 )
-def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
-    """``format=json`` gives the messages exactly as stored (also a valid import body);
-    ``format=markdown`` answers what ``GET /{thread_id}/export/markdown`` answers."""
+def export_thread(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """The messages exactly as stored (also a valid import body).
+
+    `?format=markdown`, kept for existing callers, answers what `GET /{thread_id}/export/markdown`
+    answers (`text/markdown`); it is read here rather than declared, so that this operation
+    declares the one media type it is for (docs/decisions/0182)."""
+    try:
+        query = ExportQuery.model_validate({"format": request.GET.get("format", "json")})
+    except PydanticValidationError as exc:
+        errors = [{**e, "loc": ("query", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise ValidationError(errors) from exc
     return _export(request, thread_id, query.format)
 
 

@@ -380,3 +380,9 @@ def test_other_shapes_never_join() -> None:
         message_fields_from_json({"type": "ai", "content": "x"}),
     ]
     assert join_turns(read, [1, 2])[0] == read
+
+
+@pytest.mark.parametrize("kind", [{}, [], 3])
+def test_a_type_that_is_no_string_is_refused_by_name(kind: Any) -> None:
+    with pytest.raises(MessageInvalidError, match="unknown message type"):
+        read_message({"type": kind, "content": "x"})

@@ -82,9 +82,10 @@ def read_message(raw: Any) -> list[MessageFields]:
         return read_typed(_type_name(ident[-1]), kwargs)
     if "data" in raw and isinstance(raw.get("data"), Mapping) and "content" not in raw:
         return read_typed(_type_name(raw.get("type")), raw["data"])
-    if raw.get("type") in RESPONSES_ITEMS:
+    kind = raw.get("type")
+    if isinstance(kind, str) and kind in RESPONSES_ITEMS:
         return [unwrap_result(read_responses_item(raw), raw.get("output"))]
-    if raw.get("type") == "message" and "role" in raw:
+    if kind == "message" and "role" in raw:
         # A Responses message item: its status (completed, in_progress) is the item's, not a result's.
         fields = read_typed(_role_name(raw["role"]), {k: v for k, v in raw.items() if k != "status"})
         return [_as_turn_item(f) for f in fields]
