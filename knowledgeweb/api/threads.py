@@ -15,7 +15,7 @@ from uuid import UUID
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError, ValidationError
-from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator
+from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from knowledgeweb.api.auth import rate_limit, request_user
@@ -31,7 +31,7 @@ from knowledgeweb.api.text import (
 )
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
-from knowledgeweb.threads.evidence import ResolvedCitation, reason_code
+from knowledgeweb.threads.evidence import ReasonCode, ResolvedCitation, reason_code
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
@@ -95,14 +95,21 @@ class TextPart(Input):
     text: Text
 
 
+def _closed_object_schema(schema: dict[str, Any]) -> None:
+    # Named properties only, no patternProperties: generated clients read this form correctly.
+    schema["propertyNames"] = {"pattern": NO_NUL_PATTERN}
+    schema["additionalProperties"] = False
+
+
 class MessageIn(Input):
     """A caller's message. Reserved evidence keys in ``artifact`` are stripped; other keys are kept.
 
     A key the schema does not name is refused (422 naming it): a recorded thread must not
-    silently lose what its writer sent.
+    silently lose what its writer sent. The schema says so (``additionalProperties: false``);
+    the refusal runs after the extra keys' own checks, so a NUL in one is still named as such.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(json_schema_extra=_closed_object_schema)
 
     type: MessageTypeName
     content: Text | list[Text | TextPart] = Field(
@@ -135,6 +142,16 @@ class MessageIn(Input):
             return content_text(value)
         except MessageInvalidError as exc:
             raise ValueError(str(exc)) from exc
+
+    @model_validator(mode="after")
+    def _no_unknown_keys(self) -> MessageIn:
+        unknown = sorted(self.model_extra or {})
+        if unknown:
+            names = ", ".join(repr(name) for name in unknown)
+            known = ", ".join(type(self).model_fields)
+            noun = "key" if len(unknown) == 1 else "keys"
+            raise ValueError(f"unknown {noun} {names}; a message takes only {known}.")
+        return self
 
     @field_validator("artifact", mode="before")
     @classmethod
@@ -255,9 +272,7 @@ class CitationOut(Schema):
     href: str
     state: Literal["resolved", "unresolved", "malformed"]
     reason: str
-    reason_code: Literal[
-        "", "no_such_evidence", "evidence_only_later", "evidence_unsigned", "malformed", "other"
-    ] = Field(
+    reason_code: ReasonCode = Field(
         "",
         description="Why the citation has no source, as a stable code (empty when resolved); "
         "evidence_unsigned: its evidence was imported without a valid receipt.",

@@ -24,6 +24,7 @@ from knowledgeweb.threads.models import Message, MessageType
 from knowledgeweb.threads.rendering import version
 
 ResolvedState = Literal["resolved", "unresolved", "malformed"]
+ReasonCode = Literal["", "no_such_evidence", "evidence_only_later", "evidence_unsigned", "malformed", "other"]
 
 REASON_MALFORMED = "The link looks like a knowledge citation but is not in an accepted form."
 REASON_UNRESOLVED = "No tool message before this answer in the thread holds evidence for this source."
@@ -34,7 +35,7 @@ REASON_ONLY_LATER = (
     "Its evidence appears only in a later tool message; a citation resolves only against earlier ones."
 )
 #: Stable codes for the reasons a citation has no source (the citation report, an Ask's summary).
-REASON_CODES: Mapping[str, str] = {
+REASON_CODES: Mapping[str, ReasonCode] = {
     REASON_UNRESOLVED: "no_such_evidence",
     REASON_ONLY_LATER: "evidence_only_later",
     REASON_MALFORMED: "malformed",
@@ -42,7 +43,7 @@ REASON_CODES: Mapping[str, str] = {
 }
 
 
-def reason_code(state: str, reason: str) -> str:
+def reason_code(state: str, reason: str) -> ReasonCode:
     """The stable code of a citation's reason: ``""`` when it resolved, ``other`` for a text no
     code names (a render stored by an older renderer)."""
     if state == "resolved":

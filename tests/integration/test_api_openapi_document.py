@@ -127,7 +127,9 @@ def test_json_objects_name_their_keys_with_property_names_and_never_close_them(c
         for where, node in walk(schema, name):
             if node.get("additionalProperties") is False:
                 closed.append(where)
-    assert closed == []
+    # One closed object, on purpose: an append refuses unknown keys (422 naming them), and its
+    # named properties (no patternProperties) are read correctly by generated clients.
+    assert closed == ["MessageIn"]
 
 
 def test_every_reference_resolves_within_the_document(client: Client) -> None:

@@ -63,6 +63,7 @@ TOOL_BASELINES: dict[str, dict[str, Any]] = {
     "entity_relations_search": {"query": "owls"},
     "create_thread": {"title": "A title"},
     "append_answer": {"thread_id": "<thread>", "content": "An answer."},
+    "record_question": {"thread_id": "<thread>", "content": "A question?"},
     "citation_report": {"thread_id": "<thread>"},
 }
 

@@ -245,6 +245,7 @@ def test_lightrag_no_results_is_an_empty_success_not_an_error(
     assert (message.status, outcome.status) == ("success", "success")  # type: ignore[attr-defined]
     assert message.content == "Entity relations search results from lightrag: nothing found."
     # An empty result is still the server's, so it is signed too (over no evidence).
+    assert message.artifact is not None
     receipt = message.artifact.pop(RECEIPT_KEY)
     assert isinstance(receipt, str)
     assert receipt.count(":") == 1

@@ -129,9 +129,10 @@ def test_the_same_user_imports_a_search_with_its_evidence_signed_and_resolved(
     (citation,) = citations(api_client, thread_id)
     assert (citation["state"], citation["reason_code"]) == ("resolved", "")
     assert citation["source"]["excerpt"] == HOURS
-    message = tool_message(thread_id)
-    assert message.evidence_check["state"] == "signed"
-    assert (message.evidence_check["tool"], message.evidence_check["binding"]) == (
+    check = tool_message(thread_id).evidence_check
+    assert check is not None
+    assert check["state"] == "signed"
+    assert (check["tool"], check["binding"]) == (
         "knowledge_search",
         binding.pk,
     )
@@ -354,9 +355,7 @@ def test_the_json_export_of_a_recorded_thread_imports_back_resolved_through_the_
     first = search(api_client, "reading room opens", thread_id=thread_id)["artifact"]
     second = search(api_client, "books borrowed renewed", thread_id=thread_id)["artifact"]
     handles = [first_handle(first), first_handle(second)]
-    answer = (
-        f"Nine [hours](#{handles[0]}), three weeks [loans](#{handles[1]}), and [x](#knowledge-source-{'0' * 32})."
-    )
+    answer = f"Nine [hours](#{handles[0]}), three weeks [loans](#{handles[1]}), and [x](#knowledge-source-{'0' * 32})."
     post(api_client, f"/api/threads/{thread_id}/messages", {"type": "ai", "content": answer})
     before = citations(api_client, thread_id)
     assert [c["state"] for c in before] == ["resolved", "resolved", "unresolved"]
@@ -368,3 +367,38 @@ def test_the_json_export_of_a_recorded_thread_imports_back_resolved_through_the_
         (c["state"], c["href"], c["number"]) for c in before
     ]
     assert Thread.objects.get(pk=again).citations_resolved == 2
+
+
+# --- Every path that searches signs what it records ------------------------------------------
+
+
+def test_every_path_that_searches_records_a_signed_tool_message(
+    binding: KnowledgeBinding, user: User, api_client: Client
+) -> None:
+    """The API search (with and without a thread), an Ask over the API, the Ask page and a
+    follow-up on it: every tool message the retrieval service wrote carries a receipt that
+    checks for its user, and the export of the whole thread imports back resolved."""
+    thread_id = post(api_client, "/api/threads", {"title": "paths"}).json()["id"]
+    unrecorded = search(api_client, "reading room opens")["artifact"]
+    search(api_client, "reading room opens", thread_id=thread_id)
+    asked = post(
+        api_client, f"/api/threads/{thread_id}/ask", {"question": "When does it open?", "binding": "library"}
+    )
+    assert asked.status_code == 200, asked.content
+    browser = logged_in(user)
+    page = browser.post("/ask/", {"question": "How long may books be borrowed?", "binding": "library"})
+    assert page.status_code == 302
+    followed = browser.post(f"{page['Location']}ask/", {"question": "And renewed?", "binding": "library"})
+    assert followed.status_code == 302
+    tools = list(Message.objects.filter(type="tool"))
+    assert len(tools) == 4
+    assert receipt_check(user=user, artifact=unrecorded).ok
+    for message in tools:
+        check = receipt_check(user=user, artifact=message.artifact)
+        assert check.ok, (message.thread.title, check.problem)
+        assert check.sources
+    for thread in Thread.objects.all():
+        exported = api_client.get(f"/api/threads/{thread.id}/export?format=json")
+        again = Thread.objects.get(pk=import_api(api_client, json.loads(exported.content)))
+        assert again.citations_resolved == thread.citations_resolved
+        assert thread.citations_resolved > 0
