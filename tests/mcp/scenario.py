@@ -15,6 +15,7 @@ from typing import Any
 from django.test import Client as DjangoClient
 from mcp import Client
 
+from knowledgeweb.knowledge.reserved import RECEIPT_KEY
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import thread_create
 from tests.mcp.conftest import QUERY, Setup
@@ -127,6 +128,12 @@ async def agent_session(client: Client, expected: ApiAnswers) -> Received:
     return got
 
 
+def without_receipt(body: dict[str, Any]) -> dict[str, Any]:
+    """A search's API body without its artifact's receipt (signed anew by every search)."""
+    artifact = {k: v for k, v in body["artifact"].items() if k != RECEIPT_KEY}
+    return {**body, "artifact": artifact}
+
+
 def assert_session(got: Received, expected: ApiAnswers) -> None:
     assert got.tools == [
         "append_answer",
@@ -134,13 +141,18 @@ def assert_session(got: Received, expected: ApiAnswers) -> None:
         "create_thread",
         "entity_relations_search",
         "knowledge_search",
+        "record_question",
     ]
     # The evidence is the API's, byte for byte: the text the model reads is its content,
     # the structured result its whole JSON body.
     api_search = json.loads(expected.search)
     assert not got.search.is_error
     assert got.search.content[0].text == api_search["content"]
-    assert json.dumps(got.search.structured_content).encode("utf-8") == expected.search
+    # Byte for byte but the receipt, which each search signs at its own time.
+    assert json.dumps(without_receipt(got.search.structured_content)).encode("utf-8") == json.dumps(
+        without_receipt(api_search)
+    ).encode("utf-8")
+    assert list(json.loads(expected.search)) == list(got.search.structured_content)
     assert got.search.structured_content["artifact"]["knowledge_sources"]
 
     # Refusals: MCP tool errors carrying the API's body, status and code.
@@ -157,7 +169,9 @@ def assert_session(got: Received, expected: ApiAnswers) -> None:
 
     # The loop: the recorded search holds the same evidence as the unrecorded one.
     assert got.recorded_search.structured_content["message_id"]
-    assert got.recorded_search.structured_content["artifact"] == api_search["artifact"]
+    recorded = got.recorded_search.structured_content
+    assert without_receipt(recorded)["artifact"] == without_receipt(api_search)["artifact"]
+    assert isinstance(recorded["artifact"][RECEIPT_KEY], str)
     assert len(got.genuine) == 2
     assert got.answer.structured_content["type"] == "ai"
     assert got.answer.structured_content["content"] == got.answer_text

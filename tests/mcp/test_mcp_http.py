@@ -14,6 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from knowledgeweb.bindings.models import KnowledgeBinding
+from knowledgeweb.mcp_server.tools import TOOLS
 from knowledgeweb.threads.models import Thread
 from tests.mcp.conftest import Setup, SharedDatabase, http_server, mcp_errors, run_async
 from tests.mcp.scenario import Received, agent_session, api_expectations, assert_api_agrees, assert_session
@@ -242,7 +243,7 @@ def test_a_session_opened_by_one_user_is_not_found_for_another(
     assert as_bob.status_code == 404
     assert as_bob.json()["error"]["message"] == "Session not found"
     assert as_alice.status_code == 200
-    assert len(as_alice.json()["result"]["tools"]) == 5
+    assert len(as_alice.json()["result"]["tools"]) == len(TOOLS)
 
 
 def test_a_valid_token_is_accepted_after_wrong_ones_used_up_the_addresss_failures(
