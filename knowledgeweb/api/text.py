@@ -62,7 +62,7 @@ class _WithoutUnion:
     """Describes a JSON-value union as one untyped schema. ``pattern`` applies to strings only,
     ``items`` to arrays, ``propertyNames`` and ``additionalProperties`` to objects, so the merged
     schema admits exactly what the union admitted, in the one form openapi-python-client reads:
-    it drops a recursive ``anyOf``, and every request schema that refers to it (docs/decisions/0183)."""
+    it drops a recursive ``anyOf``, and every request schema that refers to it (docs/decisions/0183-json-values-described-as-one-untyped-schema.md)."""
 
     def __get_pydantic_json_schema__(
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler

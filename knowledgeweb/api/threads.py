@@ -456,7 +456,7 @@ _JSON_EXPORT_SCHEMA: dict[str, Any] = {
     "description": "The thread as stored: {format, title, agent_name, messages: [...]}; also an import body.",
 }
 #: One media type per operation: a generated client reads the first it finds, so an operation
-#: declaring JSON and Markdown could never give it the Markdown (docs/decisions/0182).
+#: declaring JSON and Markdown could never give it the Markdown (docs/decisions/0182-the-markdown-export-is-its-own-operation.md).
 _MARKDOWN_RESPONSE: dict[str, Any] = {
     "description": "The thread as Markdown, resolved citations as numbered references with their evidence.",
     "content": {"text/markdown": {"schema": {"type": "string"}}},
@@ -481,7 +481,7 @@ def export_thread(request: HttpRequest, thread_id: UUID) -> HttpResponse:
 
     `?format=markdown`, kept for existing callers, answers what `GET /{thread_id}/export/markdown`
     answers (`text/markdown`); it is read here rather than declared, so that this operation
-    declares the one media type it is for (docs/decisions/0182)."""
+    declares the one media type it is for (docs/decisions/0182-the-markdown-export-is-its-own-operation.md)."""
     try:
         query = ExportQuery.model_validate({"format": request.GET.get("format", "json")})
     except PydanticValidationError as exc:

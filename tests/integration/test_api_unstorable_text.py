@@ -95,7 +95,7 @@ def string_locations(schema: dict[str, Any], defs: dict[str, Any], *, depth: int
         yield from string_locations(branch, defs, depth=depth)
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
-    # An untyped schema (a JSON value: docs/decisions/0183) is each kind its keywords apply to.
+    # An untyped schema (a JSON value: docs/decisions/0183-json-values-described-as-one-untyped-schema.md) is each kind its keywords apply to.
     if "string" in kinds or "enum" in schema or "const" in schema or "pattern" in schema:
         yield Location("body", ())
     if "object" in kinds or "properties" in schema or "propertyNames" in schema:

@@ -1,4 +1,4 @@
-"""Reading agent frameworks' thread JSON into plain message fields (docs/interop.md).
+"""Reading agent frameworks' thread JSON into plain message fields (docs/interop.md, docs/decisions/0023-imports-tool-calls-and-parts.md).
 
 One module per family of shapes: ``bodies`` (where a body keeps its messages), ``messages``
 (one message: LangChain, OpenAI, Anthropic), ``content`` (content parts), ``calls`` (tool

@@ -10,7 +10,7 @@ A body is one of:
 - a LangGraph Platform thread state, ``{"values": {"messages": [...]}, ...}``;
 - a LangGraph Platform ``/history`` list of thread states: the latest state is imported;
 - a list of LangGraph state values (``[s.values for s in graph.get_state_history(...)]``): the
-  first, which is the newest in LangGraph's order, is imported (docs/decisions/0181);
+  first, which is the newest in LangGraph's order, is imported (docs/decisions/0181-a-list-of-state-values-imports-its-first.md);
 - a LangServe response, ``{"output": ..., "metadata": ...}``, whose output is a list of
   messages, ``{"messages": [...]}`` or one message (an OpenAI Responses response too).
 """

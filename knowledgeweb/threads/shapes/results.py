@@ -14,7 +14,7 @@ tool message keeps its evidence:
 
 A tool message found to hold a result is imported as that result: its ``content``, its
 ``artifact`` (where the evidence and its receipt are) and its ``status``. The wrapper is not
-kept (docs/decisions/0180). Finding a result trusts nothing: the artifact then passes the same
+kept (docs/decisions/0180-a-wrapped-result-imports-as-the-result.md). Finding a result trusts nothing: the artifact then passes the same
 trust boundary as any caller's artifact.
 """
 
