@@ -15,7 +15,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 PYTEST_WORKERS ?= 2
 XDIST := -n $(PYTEST_WORKERS)
 
-.PHONY: install lock run serve serve-preflight loadtest test test-fast lint typecheck pytest pytest-postgres chromium bench bench-docs clean lightrag-cache
+.PHONY: install lock run serve serve-preflight loadtest test test-fast lint typecheck pytest pytest-postgres chromium bench bench-docs clean lightrag-cache interop-cache
 
 # Every machine installs the same versions: the lock pins each package (with its hashes) that
 # pyproject.toml's ranges resolve to; `make lock` refreshes it after a dependency change.
@@ -82,12 +82,14 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# Every test, as before, in three runs: everything that shares no process state under
-# pytest-xdist; the real LightRAG tests in one process (one lightrag-server per run); the
+# Every test, as before, in four runs: everything that shares no process state under
+# pytest-xdist; the real clients' tests (tests/interop: their cached environment is built once,
+# by the first of them) and the real LightRAG tests in one process each (one lightrag-server per run); the
 # browser tests last, in a process of their own (Playwright's event loop, tests/conftest.py).
 # The Celery tests need PostgreSQL (a database their worker processes share): pytest-postgres runs them.
 pytest: install chromium
-	$(BIN)/pytest $(XDIST) -m "not e2e and not real_lightrag and not celery"
+	$(BIN)/pytest $(XDIST) -m "not e2e and not real_lightrag and not celery and not interop"
+	$(BIN)/pytest -m interop
 	$(BIN)/pytest -m real_lightrag
 	$(BIN)/pytest -m e2e
 
@@ -119,6 +121,11 @@ test-fast: install
 # tests' own fixture does the same on first use (docs/testing.md#the-real-lightrag-server-in-the-tests).
 lightrag-cache: install
 	$(BIN)/python -m tests.lightrag_real.installation
+
+# Builds (or verifies) the real clients' environment of the interop tests ahead (langchain-mcp-adapters
+# with the 1.x MCP SDK, LangGraph, openapi-python-client); their fixture does the same on first use.
+interop-cache: install
+	$(BIN)/python -m tests.interop.installation
 
 # Every benchmark, then one table of every target; exits non-zero when a target is missed or
 # a bench could not measure (bench/run.py).

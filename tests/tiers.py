@@ -24,6 +24,9 @@ TIER_FOLDERS = {
     "live": "live",
     # Celery worker processes on Redis, against PostgreSQL (a database every process sees).
     "celery": "celery",
+    # Real clients from a cached environment of their own: langchain-mcp-adapters with the 1.x
+    # MCP SDK in a LangGraph agent, openapi-python-client (tests/interop/installation.py).
+    "interop": "interop",
 }
 
 #: Folders whose tests `make pytest-postgres` runs again on PostgreSQL and Redis: they carry

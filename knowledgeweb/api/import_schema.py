@@ -62,6 +62,12 @@ _FIELDS: dict[str, Any] = {
             _STRING,
             {"type": "array", "items": {"anyOf": [_STRING, _PART]}},
             {"type": "null"},
+            {
+                "type": "object",
+                "propertyNames": KEYS,
+                "description": "A tool message only: an MCP CallToolResult (its text blocks are the "
+                "content; a knowledgeweb result in its structuredContent is imported as that result).",
+            },
         ],
     },
     "name": {**_STRING_OR_NULL, "description": "The tool name, for tool messages."},
@@ -134,14 +140,29 @@ _ROLE: dict[str, Any] = {
     "required": ["role"],
 }
 
+_RESPONSES_ITEM: dict[str, Any] = {
+    "title": "ResponsesItem",
+    "propertyNames": KEYS,
+    "type": "object",
+    "description": (
+        "An OpenAI Responses item: function_call {call_id, name, arguments}, function_call_output "
+        "{call_id, output} or reasoning {summary, content, encrypted_content} (a message item is a "
+        "RoleMessage). The items of one model turn become one AI message; reasoning is kept as a part."
+    ),
+    # Only the type: each kind reads keys the others ignore, and a schema naming them for
+    # every kind would be stricter than the reader.
+    "properties": {"type": {"enum": ["function_call", "function_call_output", "reasoning"]}},
+    "required": ["type"],
+}
+
 #: One message in any accepted shape. Each branch describes only what that shape reads,
 #: so a key another shape ignores never makes a message the reader accepts look invalid.
 IMPORT_MESSAGE_SCHEMA: dict[str, Any] = {
     "title": "ImportMessage",
     "description": (
         "One message: a LangChain / LangGraph plain message, the messages_to_dict wrapper, the "
-        "lc constructor form, or an OpenAI / Anthropic role message. Other keys are ignored; the "
-        "original id is not kept."
+        "lc constructor form, an OpenAI / Anthropic role message, or an OpenAI Responses item. "
+        "Other keys are ignored; the original id is not kept."
     ),
-    "anyOf": [_PLAIN, _WRAPPED, _CONSTRUCTOR, _ROLE],
+    "anyOf": [_PLAIN, _WRAPPED, _CONSTRUCTOR, _ROLE, _RESPONSES_ITEM],
 }

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 from typing_extensions import TypeAliasType
 
 from knowledgeweb.threads.text import text_problem
@@ -56,10 +58,28 @@ def _object_schema(schema: dict[str, Any]) -> None:
     schema["propertyNames"] = {"pattern": NO_NUL_PATTERN}
 
 
+class _WithoutUnion:
+    """Describes a JSON-value union as one untyped schema. ``pattern`` applies to strings only,
+    ``items`` to arrays, ``propertyNames`` and ``additionalProperties`` to objects, so the merged
+    schema admits exactly what the union admitted, in the one form openapi-python-client reads:
+    it drops a recursive ``anyOf``, and every request schema that refers to it (docs/decisions/0183-json-values-described-as-one-untyped-schema.md)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        union = handler(core_schema)
+        merged: dict[str, Any] = {"description": "Any JSON value; no string and no object key holds U+0000."}
+        for branch in union.get("anyOf", []):
+            for key in ("pattern", "items", "propertyNames", "additionalProperties"):
+                if key in branch:
+                    merged[key] = branch[key]
+        return merged
+
+
 #: Any JSON value whose keys and strings a database can store.
 JsonValue = TypeAliasType(
     "JsonValue",
-    "Text | int | float | bool | list[JsonValue] | JsonObject | None",
+    Annotated["Text | int | float | bool | list[JsonValue] | JsonObject | None", _WithoutUnion()],
 )
 #: A JSON object whose keys and strings a database can store.
 JsonObject = Annotated[dict[_Key, JsonValue], Field(json_schema_extra=_object_schema)]

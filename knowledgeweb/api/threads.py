@@ -7,7 +7,6 @@ errors become JSON 4xx responses in ``knowledgeweb.api.main``.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 from uuid import UUID
@@ -29,10 +28,18 @@ from knowledgeweb.api.text import (
     json_text_problem,
     storable,
 )
-from knowledgeweb.knowledge import Evidence
+from knowledgeweb.api.thread_out import (
+    CitationReportOut,
+    MessageCitationsOut,
+    MessageOut,
+    ThreadDetailOut,
+    ThreadOut,
+    citation_out,
+    message_out,
+    thread_out,
+)
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
-from knowledgeweb.threads.evidence import ReasonCode, ResolvedCitation, reason_code
-from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
     MAX_SEARCH_CHARS,
@@ -51,8 +58,6 @@ from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
 
 router = Router(tags=["threads"])
 
-MessageTypeName = Literal["human", "ai", "tool", "system"]
-
 
 class ErrorOut(Schema):
     detail: str
@@ -64,57 +69,6 @@ Input = StorableInput
 class ThreadIn(Input):
     title: Text = Field(min_length=1, max_length=200)
     agent_name: Text = Field(default="", max_length=100)
-
-
-class ThreadOut(Schema):
-    id: UUID
-    title: str
-    agent_name: str
-    created_at: datetime
-    updated_at: datetime
-    message_count: int
-    citations_resolved: int = Field(
-        0,
-        description=(
-            "Citations whose source was found in the thread's evidence (source found; not a "
-            "judgement that the source supports the claim)."
-        ),
-    )
-    citations_unresolved: int = Field(0, description="Well-formed citations without matching evidence.")
-    citations_malformed: int = Field(0, description="Citation-like links in no accepted form.")
-    citations_mismatched: int = Field(
-        0, description="Citations with a source found whose label names another source (`label_mismatch`)."
-    )
-    answers_uncited: int = Field(0, description="Answers with text that cite nothing.")
-
-
-class ToolCallOut(Schema):
-    id: str
-    name: str
-    args: Any = Field(
-        description="Normally an object; a string when the model wrote arguments that are not JSON."
-    )
-
-
-class MessageOut(Schema):
-    id: UUID
-    seq: int
-    type: MessageTypeName
-    name: str
-    tool_call_id: str
-    content: str
-    artifact: Any = Field(description="Any JSON; only an object can carry evidence.")
-    tool_calls: list[ToolCallOut] = Field(description="The calls an AI message made.")
-    parts: list[dict[str, Any]] = Field(
-        description="Non-text content beside the text: thinking, refusal, image and file placeholders."
-    )
-    status: Literal["success", "error"]
-    digest: str
-    created_at: datetime
-
-
-class ThreadDetailOut(ThreadOut):
-    messages: list[MessageOut]
 
 
 class ImportIn(Input):
@@ -150,7 +104,7 @@ def _import_body_schema() -> dict[str, Any]:
         "anyOf": [
             thread,
             {
-                "title": "A bare list of messages or a LangGraph /history list",
+                "title": "A bare list of messages, a LangGraph /history list or a list of state values",
                 "type": "array",
                 "items": any_object,
             },
@@ -162,6 +116,13 @@ def _import_body_schema() -> dict[str, Any]:
                 "required": ["values"],
             },
             {
+                "title": "An OpenAI Responses request",
+                "type": "object",
+                "propertyNames": KEYS,
+                "properties": {"input": {"type": "array", "items": any_object}},
+                "required": ["input"],
+            },
+            {
                 "title": "A LangServe response",
                 "type": "object",
                 "propertyNames": KEYS,
@@ -169,59 +130,6 @@ def _import_body_schema() -> dict[str, Any]:
             },
         ],
     }
-
-
-class SourceOut(Schema):
-    handle: str
-    id: str
-    form: Literal["shared", "native"]
-    provider: str
-    title: str
-    excerpt: str
-    dataset_name: str | None
-    url: str | None
-    page: int | None
-    pages: list[int]
-    truncated: bool
-
-
-class CitationOut(Schema):
-    label: str
-    href: str
-    state: Literal["resolved", "unresolved", "malformed"]
-    reason: str
-    reason_code: ReasonCode = Field(
-        "",
-        description="Why the citation has no source, as a stable code (empty when resolved); "
-        "evidence_unsigned: its evidence was imported without a valid receipt.",
-    )
-    source: SourceOut | None
-    number: int | None = Field(
-        None,
-        description=(
-            "The source's number in the thread (order of first citation; the page, the stream "
-            "and the Markdown export show the same). Null for unresolved and malformed citations."
-        ),
-    )
-    label_mismatch: bool = Field(
-        False,
-        description=(
-            "A resolved citation whose label (without `citation:`) is neither a number nor shares "
-            "a significant word with its source's title or dataset name: the answer may name "
-            "another source than the one it links. Always false for unresolved and malformed ones."
-        ),
-    )
-
-
-class MessageCitationsOut(Schema):
-    message_id: UUID
-    seq: int
-    citations: list[CitationOut]
-
-
-class CitationReportOut(Schema):
-    thread_id: UUID
-    messages: list[MessageCitationsOut]
 
 
 class ThreadListQuery(Schema):
@@ -239,6 +147,8 @@ class ThreadListQuery(Schema):
 
 
 class ExportQuery(Schema):
+    """``GET /{thread_id}/export``'s ``format``, read by the operation itself (not declared)."""
+
     format: Literal["json", "markdown"] = "json"
 
 
@@ -247,59 +157,25 @@ _THREAD_ERRORS: dict[int, Any] = {**_AUTH_ERRORS, 404: ErrorOut, 422: ErrorOut}
 _BODY_ERRORS: dict[int, Any] = {400: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
-def _thread_out(thread: Thread, message_count: int) -> ThreadOut:
-    return ThreadOut(
-        id=thread.id,
-        title=thread.title,
-        agent_name=thread.agent_name,
-        created_at=thread.created_at,
-        updated_at=thread.updated_at,
-        message_count=message_count,
-        citations_resolved=thread.citations_resolved,
-        citations_unresolved=thread.citations_unresolved,
-        citations_malformed=thread.citations_malformed,
-        citations_mismatched=thread.citations_mismatched,
-        answers_uncited=thread.answers_uncited,
-    )
-
-
-def _message_out(message: Message) -> MessageOut:
-    return MessageOut.model_validate(message, from_attributes=True)
-
-
-def _source_out(source: Evidence) -> SourceOut:
-    return SourceOut(
-        handle=source.handle,
-        id=source.id,
-        form=source.form,
-        provider=source.provider,
-        title=source.title,
-        excerpt=source.excerpt,
-        dataset_name=source.dataset_name,
-        url=source.url,
-        page=source.page,
-        pages=list(source.pages),
-        truncated=source.truncated,
-    )
-
-
-def _citation_out(citation: ResolvedCitation) -> CitationOut:
-    return CitationOut(
-        label=citation.label,
-        href=citation.href,
-        state=citation.state,
-        reason=citation.reason,
-        reason_code=reason_code(citation.state, citation.reason),
-        source=_source_out(citation.source) if citation.source is not None else None,
-        label_mismatch=citation.label_mismatch,
-        number=citation.number,
-    )
+#: The paging headers of ``GET /api/threads``, declared so that generated clients expose them.
+_PAGING_HEADERS: dict[str, Any] = {
+    "X-Next-Cursor": {
+        "description": "Present when more threads follow: pass it back as `cursor` for the next page.",
+        "schema": {"type": "string", "pattern": CURSOR_PATTERN},
+    },
+    "Link": {
+        "description": 'Present when more threads follow: `<...?limit=...&cursor=...>; rel="next"` (RFC 8288).',
+        "schema": {"type": "string"},
+    },
+}
 
 
 @router.get(
     "",
     response={200: list[ThreadOut], 422: ErrorOut, **_AUTH_ERRORS},
     summary="List your threads",
+    # Keyed 200 as ninja keys the generated response, so the headers join its body schema.
+    openapi_extra={"responses": {200: {"headers": _PAGING_HEADERS}}},
 )
 def list_threads(
     request: HttpRequest, response: HttpResponse, query: Query[ThreadListQuery]
@@ -321,7 +197,7 @@ def list_threads(
             params["q"] = query.q
         response["X-Next-Cursor"] = page.next_cursor
         response["Link"] = f'<{request.path}?{urlencode(params)}>; rel="next"'
-    return [_thread_out(t, t.message_count) for t in page.threads]
+    return [thread_out(t, t.message_count) for t in page.threads]
 
 
 @router.post("", response={201: ThreadOut, **_AUTH_ERRORS, **_BODY_ERRORS}, summary="Create a thread")
@@ -329,7 +205,7 @@ def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
     """Counts against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``)."""
     rate_limit(request, "write")
     thread = thread_create(owner=request_user(request), title=payload.title, agent_name=payload.agent_name)
-    return Status(201, _thread_out(thread, 0))
+    return Status(201, thread_out(thread, 0))
 
 
 @router.post(
@@ -371,7 +247,7 @@ def import_thread(request: HttpRequest) -> Status[ThreadOut]:
             raise ValidationError(errors) from exc
     _refuse_unstorable_text(body)
     thread = thread_import_body(owner=request_user(request), body=body)
-    return Status(201, _thread_out(thread, thread.message_count))
+    return Status(201, thread_out(thread, thread.message_count))
 
 
 def _refuse_unstorable_text(body: Any) -> None:
@@ -403,8 +279,8 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
     """The thread with all its messages, in order. Another user's thread answers 404."""
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
     messages = thread_messages(thread=thread)
-    out = _thread_out(thread, len(messages))
-    return ThreadDetailOut(**out.model_dump(), messages=[_message_out(m) for m in messages])
+    out = thread_out(thread, len(messages))
+    return ThreadDetailOut(**out.model_dump(), messages=[message_out(m) for m in messages])
 
 
 @router.delete(
@@ -436,7 +312,7 @@ def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) ->
     """
     rate_limit(request, "write")
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    return Status(201, _message_out(message_record(thread=thread, payload=payload)))
+    return Status(201, message_out(message_record(thread=thread, payload=payload)))
 
 
 @router.get(
@@ -464,34 +340,69 @@ def citation_report_out(*, thread: Thread) -> CitationReportOut:
             MessageCitationsOut(
                 message_id=entry.message.id,
                 seq=entry.message.seq,
-                citations=[_citation_out(c) for c in entry.citations],
+                citations=[citation_out(c) for c in entry.citations],
             )
             for entry in report
         ],
     )
 
 
+#: The JSON export (``format=json``): a valid import body. Declared as an open object, so a
+#: generated client keeps every key (an artifact's included) rather than a model's fields only.
+_JSON_EXPORT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": "The thread as stored: {format, title, agent_name, messages: [...]}; also an import body.",
+}
+#: One media type per operation: a generated client reads the first it finds, so an operation
+#: declaring JSON and Markdown could never give it the Markdown (docs/decisions/0182-the-markdown-export-is-its-own-operation.md).
+_MARKDOWN_RESPONSE: dict[str, Any] = {
+    "description": "The thread as Markdown, resolved citations as numbered references with their evidence.",
+    "content": {"text/markdown": {"schema": {"type": "string"}}},
+}
+
+
 @router.get(
     "/{thread_id}/export",
     response={**_THREAD_ERRORS},
-    summary="Export a thread",
+    summary="Export a thread as JSON",
     openapi_extra={
         "responses": {
             "200": {
-                "description": "The thread as JSON (messages as stored) or Markdown (numbered references).",
-                "content": {
-                    "application/json": {"schema": {"type": "object"}},
-                    "text/markdown": {"schema": {"type": "string"}},
-                },
+                "description": "The thread as JSON (messages as stored): a valid import body.",
+                "content": {"application/json": {"schema": _JSON_EXPORT_SCHEMA}},
             }
         }
     },
 )
-def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
-    """``format=json`` gives the messages exactly as stored (also a valid import body);
-    ``format=markdown`` turns resolved citations into numbered references with their evidence."""
+def export_thread(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """The messages exactly as stored (also a valid import body).
+
+    `?format=markdown`, kept for existing callers, answers what `GET /{thread_id}/export/markdown`
+    answers (`text/markdown`); it is read here rather than declared, so that this operation
+    declares the one media type it is for (docs/decisions/0182-the-markdown-export-is-its-own-operation.md)."""
+    try:
+        query = ExportQuery.model_validate({"format": request.GET.get("format", "json")})
+    except PydanticValidationError as exc:
+        errors = [{**e, "loc": ("query", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise ValidationError(errors) from exc
+    return _export(request, thread_id, query.format)
+
+
+@router.get(
+    "/{thread_id}/export/markdown",
+    response={**_THREAD_ERRORS},
+    summary="Export a thread as Markdown",
+    openapi_extra={"responses": {"200": _MARKDOWN_RESPONSE}},
+)
+def export_thread_markdown(request: HttpRequest, thread_id: UUID) -> HttpResponse:
+    """Resolved citations become numbered references with their evidence (``text/markdown``)."""
+    return _export(request, thread_id, "markdown")
+
+
+def _export(request: HttpRequest, thread_id: UUID, format: Literal["json", "markdown"]) -> HttpResponse:
     thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    export = thread_export(thread=thread, format=query.format)
+    export = thread_export(thread=thread, format=format)
     response = HttpResponse(export.content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response

@@ -64,6 +64,7 @@ def test_import_message_items_have_a_real_schema() -> None:
         "WrappedMessage",
         "ConstructorMessage",
         "RoleMessage",
+        "ResponsesItem",
     ]
     plain = items["anyOf"][0]
     assert plain["required"] == ["type"]
@@ -84,6 +85,10 @@ ACCEPTED: list[dict[str, Any]] = [
      "kwargs": {"content": "Constructed.", "tool_call_id": "c2", "name": "search"}},
     {"type": "tool", "content": "Documents.", "name": "retrieve", "tool_call_id": "c3", "artifact": [{"page_content": "x"}]},
     {"role": "user", "content": "An OpenAI message."},
+    {"type": "function_call", "call_id": "c4", "name": "search", "arguments": "{}", "id": "fc_1"},
+    {"type": "function_call_output", "call_id": "c4", "output": "Out."},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Why."}]},
+    {"role": "tool", "tool_call_id": "c4", "content": {"content": [{"type": "text", "text": "An MCP result."}]}},
 ]  # fmt: skip
 
 # Messages the import refuses that the schema already calls invalid.

@@ -49,6 +49,7 @@ BASELINES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/api/threads/{thread_id}/messages"): {"body": {"type": "human", "content": "hi"}},
     ("get", "/api/threads/{thread_id}/citations"): {},
     ("get", "/api/threads/{thread_id}/export"): {"query": {"format": "json"}},
+    ("get", "/api/threads/{thread_id}/export/markdown"): {},
     ("post", "/api/threads/{thread_id}/ask"): {"body": {"question": "owls?", "binding": "local"}},
     ("get", "/api/knowledge/capabilities"): {"query": {"agent_name": "agent"}},
     ("post", "/api/knowledge/search"): {
@@ -94,9 +95,10 @@ def string_locations(schema: dict[str, Any], defs: dict[str, Any], *, depth: int
         yield from string_locations(branch, defs, depth=depth)
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
-    if "string" in kinds or "enum" in schema or "const" in schema:
+    # An untyped schema (a JSON value: docs/decisions/0183-json-values-described-as-one-untyped-schema.md) is each kind its keywords apply to.
+    if "string" in kinds or "enum" in schema or "const" in schema or "pattern" in schema:
         yield Location("body", ())
-    if "object" in kinds or "properties" in schema:
+    if "object" in kinds or "properties" in schema or "propertyNames" in schema:
         yield Location("key", ())
         for name, child in schema.get("properties", {}).items():
             for found in string_locations(child, defs, depth=depth + 1):

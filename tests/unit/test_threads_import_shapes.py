@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from knowledgeweb.threads.errors import MessageInvalidError
 from knowledgeweb.threads.shapes import (
     MessageFields,
+    join_turns,
     message_fields_from_json,
     read_import_body,
     read_message,
@@ -256,3 +258,131 @@ def test_a_langserve_output_of_one_message_is_a_thread_of_one() -> None:
 def test_the_history_list_without_timestamps_takes_the_first_state() -> None:
     states = [{"values": {"messages": [1, 2]}}, {"values": {"messages": [1]}}]
     assert read_import_body(states).messages == [1, 2]
+
+
+# --- Wrapped results, Responses items, state values (docs/interop.md) ---------------------------
+
+RESULT = {
+    "content": "1 hit [citation:Notes](#knowledge-source-abc)",
+    "artifact": {"knowledge_sources_version": 1, "knowledge_sources": []},
+    "status": "success",
+    "binding": "b",
+    "provider": "local",
+}
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        {"content": "text", "artifact": {"structured_content": RESULT}},
+        {"content": "text", "artifact": RESULT},
+        {"content": json.dumps(RESULT)},
+        {"content": [{"type": "text", "text": json.dumps(RESULT), "id": "lc_1"}]},
+        {"content": {"content": [{"type": "text", "text": "text"}], "structuredContent": RESULT}},
+        {"content": {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": RESULT}}},
+        {"content": "text", "artifact": {"jsonrpc": "2.0", "result": {"structuredContent": RESULT}}},
+    ],
+)
+def test_a_wrapped_result_is_read_as_the_result(wrapped: dict[str, Any]) -> None:
+    fields = message_fields_from_json({"type": "tool", "name": "knowledge_search", **wrapped})
+    assert (fields.content, fields.artifact, fields.status) == (
+        RESULT["content"],
+        RESULT["artifact"],
+        "success",
+    )
+    assert fields.name == "knowledge_search"
+
+
+def test_an_error_result_keeps_its_status() -> None:
+    failed = {**RESULT, "status": "error", "artifact": {"error": {"code": "provider_timeout"}}}
+    fields = message_fields_from_json({"type": "tool", "content": json.dumps(failed)})
+    assert (fields.status, fields.artifact) == ("error", {"error": {"code": "provider_timeout"}})
+
+
+@pytest.mark.parametrize(
+    "near_miss",
+    [
+        {k: v for k, v in RESULT.items() if k != "status"},
+        {**RESULT, "status": "done"},
+        {**RESULT, "artifact": ["a list"]},
+        {**RESULT, "content": 7},
+    ],
+)
+def test_a_near_miss_is_no_result_and_is_kept_as_written(near_miss: dict[str, Any]) -> None:
+    fields = message_fields_from_json(
+        {"type": "tool", "content": "text", "artifact": {"structured_content": near_miss}}
+    )
+    assert (fields.content, fields.artifact) == ("text", {"structured_content": near_miss})
+
+
+def test_only_a_tool_message_is_unwrapped() -> None:
+    fields = message_fields_from_json({"type": "ai", "content": json.dumps(RESULT)})
+    assert fields.content == json.dumps(RESULT)
+
+
+def test_an_mcp_error_result_keeps_its_text() -> None:
+    raw = {
+        "content": [{"type": "text", "text": "forbidden"}],
+        "isError": True,
+        "structuredContent": {"code": "x"},
+    }
+    fields = message_fields_from_json({"role": "tool", "tool_call_id": "c", "content": raw})
+    assert fields.content == "forbidden"
+
+
+def test_a_list_of_state_values_imports_the_first_newest() -> None:
+    newest = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": "a"}]}
+    found = read_import_body([newest, {"messages": newest["messages"][:1]}, {}])
+    assert found.messages == newest["messages"]
+    assert found.shape == "a list of LangGraph state values"
+
+
+def test_a_reasoning_item_without_visible_text_is_a_redacted_part() -> None:
+    fields = message_fields_from_json({"type": "reasoning", "summary": [], "encrypted_content": "x"})
+    assert (fields.type, fields.parts) == ("ai", ({"type": "redacted_thinking"},))
+
+
+def test_responses_reasoning_text_is_read_when_there_is_no_summary() -> None:
+    item = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "think"}]}
+    assert message_fields_from_json(item).parts == ({"type": "thinking", "text": "think"},)
+
+
+def test_the_items_of_one_turn_join_and_a_reasoning_opens_the_next() -> None:
+    items = [
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r1"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "A"}],
+        },
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c2", "name": "g", "arguments": '{"x": 1}'},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r2"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "B"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "C"}]},
+    ]
+    read = [fields for item in items for fields in read_message(item)]
+    joined, positions = join_turns(read, list(range(1, len(read) + 1)))
+    assert [
+        (m.content, [c["id"] for c in m.tool_calls], [p.get("text") for p in m.parts]) for m in joined
+    ] == [
+        ("A", ["c1", "c2"], ["r1"]),
+        ("B", [], ["r2"]),
+        ("C", [], []),
+    ]
+    assert positions == [1, 5, 7]
+
+
+def test_other_shapes_never_join() -> None:
+    read = [
+        message_fields_from_json({"type": "ai", "content": ""}),
+        message_fields_from_json({"type": "ai", "content": "x"}),
+    ]
+    assert join_turns(read, [1, 2])[0] == read
+
+
+@pytest.mark.parametrize("kind", [{}, [], 3])
+def test_a_type_that_is_no_string_is_refused_by_name(kind: Any) -> None:
+    with pytest.raises(MessageInvalidError, match="unknown message type"):
+        read_message({"type": kind, "content": "x"})

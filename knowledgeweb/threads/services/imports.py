@@ -15,7 +15,7 @@ from knowledgeweb.threads.quotas import import_precheck, message_size, messages_
 from knowledgeweb.threads.services.messages import message_build
 from knowledgeweb.threads.services.renders import renders_prepare, renders_store
 from knowledgeweb.threads.services.threads import thread_create
-from knowledgeweb.threads.shapes import MessageFields, read_import_body, read_message
+from knowledgeweb.threads.shapes import MessageFields, join_turns, read_import_body, read_message
 
 #: An import larger than this is refused before anything is read.
 MAX_IMPORT_MESSAGES = 10_000
@@ -84,6 +84,8 @@ def thread_import(
             f"an import holds at most {MAX_IMPORT_MESSAGES} messages, not {len(read)} "
             "(tool results count as messages of their own)."
         )
+    # The items of one OpenAI Responses turn (reasoning, message, calls) are one AI message.
+    read, positions = join_turns(read, positions)
     # Quotas first from the count, then (below) from the size, before anything is rendered.
     import_precheck(owner_id=owner.pk, count=len(read))
     read = _name_tool_messages(read)
