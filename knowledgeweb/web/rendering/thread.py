@@ -45,6 +45,9 @@ class MessageView:
     answer: int = 0
     #: An answer with text that cites nothing: it carries the "no citations" badge.
     uncited: bool = False
+    #: Laid over the message at assembly time by another part of the page (a review's verdict
+    #: chips, say), never stored with the render: safe HTML placed after the role line.
+    overlay: SafeString = _NO_EXTRAS
 
     @property
     def item(self) -> SafeString:
@@ -73,7 +76,7 @@ class MessageView:
         return SafeString(  # html is sanitized or escaped where it is built
             f'<li class="{classes}" id="{message_anchor(message)}" data-message-type="{message.type}" '
             f'data-seq="{message.seq}"><p class="message-role">{_ROLES.get(message.type, "System")}</p>'
-            f'{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
+            f'{self.overlay}{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
         )
 
 
@@ -170,7 +173,8 @@ class _Retrieval:
     """Where a tool message of the thread retrieved a source, for the reasons of later answers."""
 
     seq: int
-    anchor: str
+    #: The link to the tool message: its anchor, or its window's URL and anchor (``windows``).
+    href: str
     words: str
 
 
@@ -227,7 +231,7 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
         # html was built by our sanitizer and templates at write; the slots are the hooks' own.
         html = _numbered(render.html, order)
         if message.type == MessageType.TOOL:
-            html = _hit_numbers(html, numbers)
+            html = hit_numbers(html, numbers)
         elif tally["unresolved"]:
             html = _true_reasons(html, message.seq, found, failed)
         views.append(
@@ -328,7 +332,7 @@ def _retrieval_order(render: MessageRender) -> list[str]:
     return shown + [h for h in entries if h not in seen]
 
 
-def _hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
+def hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
     """A tool message's hits with their sources' numbers in the thread; a hit no answer cites has none."""
 
     def fill(match: re.Match[str]) -> str:
@@ -351,7 +355,7 @@ def _retrievals(
         render = renders[message.id]
         place = _Retrieval(
             message.seq,
-            message_anchor(message),
+            f"#{message_anchor(message)}",
             f"the {message.name or 'tool'} result, message {message.seq}",
         )
         for handle in render.entries:
@@ -372,7 +376,7 @@ def _true_reasons(
         later = found.get(handle)
         if later is not None and later.seq > seq:
             words = (
-                f'Its evidence was retrieved only later, in <a href="#{later.anchor}" data-reason-later>'
+                f'Its evidence was retrieved only later, in <a href="{later.href}" data-reason-later>'
                 f"{escape(later.words)}</a>, after this answer; a citation counts only evidence "
                 "retrieved before its answer."
             )
@@ -380,7 +384,7 @@ def _true_reasons(
         bad = failed.get(handle)
         if bad is not None and bad.seq < seq:
             words = (
-                f'<a href="#{bad.anchor}" data-reason-failed>{escape(bad.words[:1].upper() + bad.words[1:])}</a> returned this '
+                f'<a href="{bad.href}" data-reason-failed>{escape(bad.words[:1].upper() + bad.words[1:])}</a> returned this '
                 "source, but its evidence failed validation, so it cannot be shown as found."
             )
             return f"{match.group(1)}{words}{match.group(4)}"
