@@ -79,7 +79,8 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
             renders[message.id] = row
     first = messages[0].seq if messages else 0
     before = Message.objects.filter(thread=thread, seq__lt=first).aggregate(
-        answers=Count("pk", filter=Q(type=MessageType.AI)), turns=Count("pk", filter=Q(type=MessageType.HUMAN))
+        answers=Count("pk", filter=Q(type=MessageType.AI)),
+        turns=Count("pk", filter=Q(type=MessageType.HUMAN)),
     )
     around = MessageRender.objects.filter(thread=thread, problems__gt=0).aggregate(
         previous=Max("window", filter=Q(window__lt=current)), next=Min("window", filter=Q(window__gt=current))

@@ -81,9 +81,9 @@ def problem_count(citations: Iterable[Mapping[str, Any]], uncited: bool) -> int:
     count = 1 if uncited else 0
     for citation in citations:
         state = citation.get("state")
-        if state in {"unresolved", "malformed"} and citation.get("anchor"):
-            count += 1
-        elif state == "resolved" and citation.get("anchor") and citation.get("label_mismatch") is True:
+        if (state in {"unresolved", "malformed"} and citation.get("anchor")) or (
+            state == "resolved" and citation.get("anchor") and citation.get("label_mismatch") is True
+        ):
             count += 1
     return count
 

@@ -22,8 +22,8 @@ from knowledgeweb.threads.selectors import (
     thread_list_for_owner,
     thread_texts_matching,
 )
-from knowledgeweb.threads.windowing import message_hits_html, thread_window, window_questions
 from knowledgeweb.threads.services import thread_delete
+from knowledgeweb.threads.windowing import message_hits_html, thread_window, window_questions
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.thread import hit_numbers
@@ -104,7 +104,9 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
         "view": view,
         "outline": outline,
         "window": window,
-        "citation_total": thread.citations_resolved + thread.citations_unresolved + thread.citations_malformed,
+        "citation_total": thread.citations_resolved
+        + thread.citations_unresolved
+        + thread.citations_malformed,
         "owned": owned,
         "follow_up": follow_up_form(request) if owned else None,
     }
@@ -131,7 +133,9 @@ def message_hits(request: HttpRequest, thread_id: UUID, message_id: UUID) -> Htt
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
     hits = hit_numbers(html, thread.source_numbers or {})
-    return render(request, "web/tool_hits.html", {"thread": thread, "message": message, "hits": SafeString(hits)})
+    return render(
+        request, "web/tool_hits.html", {"thread": thread, "message": message, "hits": SafeString(hits)}
+    )
 
 
 @login_required

@@ -99,7 +99,7 @@ def test_the_walk_crosses_windows(reader: tuple[User, Any], open_page: OpenPage)
     expect(current).to_have_attribute("data-citation", "unresolved")
     assert int(current.locator("xpath=ancestor::li[@data-seq]").get_attribute("data-seq") or 0) <= 100
     # And past the first window's last problem, on to the last window's first.
-    page.locator("[data-issue-walk] [data-walk=\"next\"]").click()
+    page.locator('[data-issue-walk] [data-walk="next"]').click()
     expect(page).to_have_url(re.compile(r"\?window=3#walk-first$"))
     expect(page.locator(".walk-current")).to_have_count(1)
     assert watched.errors == []

@@ -165,7 +165,9 @@ def test_tool_hits_show_the_threads_numbers_and_an_uncited_hit_none(user: User, 
     hits_url = re.search(r'data-tool-hits="([^"]+)"', page)
     assert hits_url is not None
     assert 'class="hit-head"' not in page
-    tool = re.search(r'<details class="tool-message".*?</details>', _page_at(client_for, hits_url.group(1)), re.S)
+    tool = re.search(
+        r'<details class="tool-message".*?</details>', _page_at(client_for, hits_url.group(1)), re.S
+    )
     assert tool is not None
     heads = re.findall(r'<p class="hit-head">(.*?)</p>', tool.group(0), re.S)
     numbers = [re.findall(r'class="hit-number citation-number">\[(\d+)\]<', head) for head in heads]

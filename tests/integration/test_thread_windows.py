@@ -15,11 +15,11 @@ from django.db.models import JSONField, Max
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from knowledgeweb.knowledge import RetrievalHit
 from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
-from knowledgeweb.knowledge import RetrievalHit
 from tests.long_threads import NOWHERE, long_thread
 from tests.searches import hit_handles, record_search
 
@@ -79,7 +79,8 @@ def test_windows_are_cut_by_count_at_write_and_the_page_opens_on_the_latest(
     assert 'data-earlier-turns data-window-target="2"' in latest
     assert 'href="?window=2"' in latest
     first = client.get(f"/threads/{thread.id}/?window=1").content.decode()
-    assert min(_seqs(first)) == 1 and max(_seqs(first)) == 100
+    assert min(_seqs(first)) == 1
+    assert max(_seqs(first)) == 100
     assert "data-earlier-turns" not in first
     assert 'href="?window=2" data-later-turns' in first
     # Turns and answers go on numbering from the windows before.
@@ -144,7 +145,12 @@ def test_a_view_makes_the_same_queries_and_decodes_the_same_json_at_200_and_2000
     # Both open on a full window of 100 messages: the same JSON decoded, of those messages only.
     assert decodes[0] == decodes[1]
     assert decodes[1]["MessageRender.citations"] == WINDOW_MESSAGES
-    for unsent in ("MessageRender.sources", "MessageRender.entries", "MessageRender.export", "Message.artifact"):
+    for unsent in (
+        "MessageRender.sources",
+        "MessageRender.entries",
+        "MessageRender.export",
+        "Message.artifact",
+    ):
         assert decodes[1].get(unsent, 0) == 0
     assert sizes[1] < 1_000_000
 
@@ -204,7 +210,9 @@ def test_a_tool_message_sends_its_summary_and_its_hits_load_from_the_fragment_ro
     owner: User, client: Client
 ) -> None:
     thread = thread_create(owner=owner, title="Hits")
-    tool, formatted = record_search(thread, RetrievalHit(text="Fact number 0 about the subject.", title="a.md"))
+    tool, formatted = record_search(
+        thread, RetrievalHit(text="Fact number 0 about the subject.", title="a.md")
+    )
     (handle,) = hit_handles(formatted)
     message_append(thread=thread, type="ai", content=f"Per [a](#{handle}).")
 
@@ -236,5 +244,8 @@ def test_a_re_render_keeps_every_window_and_every_place(owner: User) -> None:
     thread_rerender(thread=thread, force=True)
 
     assert dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window")) == windows
-    assert set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq")) == places
+    assert (
+        set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq"))
+        == places
+    )
     assert MessageRender.objects.filter(thread=thread).aggregate(last=Max("window"))["last"] == 3

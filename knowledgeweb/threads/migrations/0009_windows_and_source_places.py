@@ -14,12 +14,16 @@ def backfill(apps, schema_editor):
     MessageRender = apps.get_model("threads", "MessageRender")
     ThreadSource = apps.get_model("threads", "ThreadSource")
     for thread_id in Thread.objects.values_list("id", flat=True).iterator():
-        rows = list(MessageRender.objects.filter(thread_id=thread_id).select_related("message").order_by("seq"))
+        rows = list(
+            MessageRender.objects.filter(thread_id=thread_id).select_related("message").order_by("seq")
+        )
         tail = windows.WindowTail()
         places = {}
         for row in rows:
             if row.message.type == "tool":
-                url = reverse("web:message-hits", kwargs={"thread_id": thread_id, "message_id": row.message_id})
+                url = reverse(
+                    "web:message-hits", kwargs={"thread_id": thread_id, "message_id": row.message_id}
+                )
                 row.brief = windows.tool_brief(row.html, url)
                 for place in windows.tool_places(
                     message_id=row.message_id,
@@ -55,61 +59,71 @@ def backfill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('threads', '0008_thread_source_numbers_and_problem_counts'),
+        ("threads", "0008_thread_source_numbers_and_problem_counts"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ThreadSource',
+            name="ThreadSource",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('handle', models.CharField(max_length=128)),
-                ('kind', models.CharField(default='found', max_length=8)),
-                ('seq', models.PositiveIntegerField()),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('window', models.PositiveIntegerField(default=1)),
-                ('entry', models.JSONField(blank=True, default=list)),
-                ('evidence', models.JSONField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("handle", models.CharField(max_length=128)),
+                ("kind", models.CharField(default="found", max_length=8)),
+                ("seq", models.PositiveIntegerField()),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("window", models.PositiveIntegerField(default=1)),
+                ("entry", models.JSONField(blank=True, default=list)),
+                ("evidence", models.JSONField(blank=True, null=True)),
             ],
         ),
         migrations.AddField(
-            model_name='messagerender',
-            name='brief',
-            field=models.TextField(blank=True, default=''),
+            model_name="messagerender",
+            name="brief",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='messagerender',
-            name='problems',
+            model_name="messagerender",
+            name="problems",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='messagerender',
-            name='window',
+            model_name="messagerender",
+            name="window",
             field=models.PositiveIntegerField(default=1),
         ),
         migrations.AddIndex(
-            model_name='messagerender',
-            index=models.Index(fields=['thread', 'window', 'seq'], name='render_thread_window'),
+            model_name="messagerender",
+            index=models.Index(fields=["thread", "window", "seq"], name="render_thread_window"),
         ),
         migrations.AddField(
-            model_name='threadsource',
-            name='message',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='threads.message'),
+            model_name="threadsource",
+            name="message",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to="threads.message"
+            ),
         ),
         migrations.AddField(
-            model_name='threadsource',
-            name='thread',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='source_places', to='threads.thread'),
+            model_name="threadsource",
+            name="thread",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="source_places", to="threads.thread"
+            ),
         ),
         migrations.AddIndex(
-            model_name='threadsource',
-            index=models.Index(fields=['thread', 'window'], name='thread_source_window'),
+            model_name="threadsource",
+            index=models.Index(fields=["thread", "window"], name="thread_source_window"),
         ),
         migrations.AddConstraint(
-            model_name='threadsource',
-            constraint=models.UniqueConstraint(fields=('thread', 'handle', 'kind'), name='thread_source_unique'),
+            model_name="threadsource",
+            constraint=models.UniqueConstraint(
+                fields=("thread", "handle", "kind"), name="thread_source_unique"
+            ),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
     ]

@@ -167,7 +167,9 @@ def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, Mess
             update_fields=_UPDATED_FIELDS,
         )
         _set_tallies(thread, ordered)
-        places_rebuild(thread, [row for row, m in zip(ordered, messages, strict=True) if m.type == MessageType.TOOL])
+        places_rebuild(
+            thread, [row for row, m in zip(ordered, messages, strict=True) if m.type == MessageType.TOOL]
+        )
     return len(computed.fresh)
 
 
