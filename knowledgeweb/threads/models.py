@@ -151,6 +151,9 @@ class MessageRender(models.Model):
     # The window of the thread page that shows this message (``threads.windows``): fixed when
     # the message is first written, so a window's URL keeps naming the same messages.
     window = models.PositiveIntegerField(default=1)
+    # What the page sends for this message at first paint, in characters: its HTML (a tool
+    # message's brief) and the panel entries of the sources it retrieved (``windows.sent_size``).
+    size = models.PositiveIntegerField(default=0)
     # What the page sends of a tool message at first paint: its summary, the hits loaded on
     # expand. Empty for other messages (the page sends their ``html``).
     brief = models.TextField(blank=True, default="")

@@ -19,10 +19,11 @@ from uuid import UUID
 
 #: At most this many messages in one window.
 WINDOW_MESSAGES = 100
-#: At most this many characters of message HTML sent in one window (what the page sends of
-#: each message: a tool message's summary, any other message's whole render). With the
-#: sources panel of the window, a first paint stays under one megabyte.
-WINDOW_BYTES = 300_000
+#: At most this many characters sent for one window's messages (a tool message's summary,
+#: any other message's whole render, and the panel entries of the sources they retrieved).
+#: With the entries of sources cited from earlier windows, a first paint stays under one
+#: megabyte.
+WINDOW_BYTES = 400_000
 
 #: A hit's number slot in a tool message's render (validated handles), in hit order.
 HIT_SLOT = re.compile(r'<span class="hit-number" data-hit-slot="([a-z0-9-]+)"></span>')
@@ -53,9 +54,11 @@ class WindowTail:
         return WindowTail(self.number + 1, 1, size)
 
 
-def sent_size(html: str, brief: str) -> int:
-    """What the page sends of a message at first paint, in characters."""
-    return len(brief or html)
+def sent_size(html: str, brief: str, entries: Mapping[str, Sequence[str]] | None = None) -> int:
+    """What the page sends for a message at first paint, in characters: its HTML (a tool
+    message's brief), and the sources panel's entries of the sources it retrieved."""
+    panel = sum(len(part) for parts in (entries or {}).values() for part in parts)
+    return len(brief or html) + panel
 
 
 def tool_brief(html: str, hits_url: str) -> str:

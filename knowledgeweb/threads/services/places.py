@@ -11,14 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from uuid import UUID
 
-from django.db.models import Case, Count, F, IntegerField, Sum, TextField, When
-from django.db.models.functions import Length
+from django.db.models import Count, Sum
 
 from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
 from knowledgeweb.threads.windows import Place, WindowTail, sent_size, tool_places
-
-#: What the page sends of a stored render (its brief, else its HTML), in characters.
-SENT_LENGTH = Length(Case(When(brief="", then=F("html")), default=F("brief"), output_field=TextField()))
 
 
 def window_tail(thread: Thread) -> WindowTail:
@@ -29,7 +25,7 @@ def window_tail(thread: Thread) -> WindowTail:
     if last is None:
         return WindowTail()
     totals = MessageRender.objects.filter(thread=thread, window=last).aggregate(
-        count=Count("pk"), size=Sum(SENT_LENGTH, output_field=IntegerField())
+        count=Count("pk"), size=Sum("size")
     )
     return WindowTail(last, totals["count"] or 0, totals["size"] or 0)
 
@@ -41,7 +37,7 @@ def windows_assign(
     had (``kept``), else the next place after the messages before it."""
     current = tail or WindowTail()
     for row in rows:
-        size = sent_size(row.html, row.brief)
+        size = row.size = sent_size(row.html, row.brief, row.entries)
         window = kept.get(row.message_id)
         if window is None:
             current = current.place(size)

@@ -39,6 +39,7 @@ _UPDATED_FIELDS = [
     "text",
     "rendered_at",
     "window",
+    "size",
     "brief",
     "problems",
 ]
