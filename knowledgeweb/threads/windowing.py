@@ -65,7 +65,7 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
         .annotate(page=_PAGE)
         .order_by("seq")
     )
-    renders = {row.message_id: row for row in query}
+    renders: dict[UUID, MessageRender] = {row.message_id: row for row in query}
     messages = list(
         Message.objects.filter(thread=thread, pk__in=list(renders)).order_by("seq").only(*_OUTLINE_FIELDS)
     )
@@ -99,14 +99,17 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
 
 def thread_places(*, thread: Thread, handles: Collection[str], window: int) -> list[ThreadSource]:
     """The places of the sources a window names (``handles``) and of those its tool messages
-    returned, in retrieval order (one query)."""
-    wanted = Q(window=window)
-    if handles:
-        wanted |= Q(handle__in=sorted(handles))
-    query = ThreadSource.objects.filter(thread=thread).filter(wanted).select_related("message")
+    returned, in retrieval order (two queries, each on an index: an OR of the two would read
+    every place of the thread)."""
     # The tool's name only (it names the search in a citation's reason), never its content.
     fields = [f.name for f in ThreadSource._meta.concrete_fields] + ["message__name", "message__id"]
-    return list(query.only(*fields).order_by("seq", "position"))
+    rows = ThreadSource.objects.filter(thread=thread).select_related("message").only(*fields)
+    found = {place.pk: place for place in rows.filter(window=window)}
+    if handles:
+        # Those of this window are read above already (each row is read and decoded once).
+        for place in rows.filter(handle__in=sorted(handles)).exclude(window=window):
+            found.setdefault(place.pk, place)
+    return sorted(found.values(), key=lambda place: (place.seq, place.position))
 
 
 def window_questions(*, messages: Sequence[Message]) -> dict[UUID, str]:

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from django.utils.safestring import SafeString
 
+from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import evidence_from_json
 from knowledgeweb.threads.models import MessageRender, MessageType, Thread, ThreadSource
 from knowledgeweb.threads.rendering.sources import source_entry
@@ -136,7 +137,7 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
                 citing.get(h, []),
                 marks.get(h, set()),
             ),
-            evidence_from_json(found[h].evidence) if found[h].evidence else None,
+            _evidence(found[h]),
             numbers.get(h, 0),
             notes.get(h, ""),
         )
@@ -149,6 +150,11 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
     )
     views = _with_calls_and_parts(views, window.messages)
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited_entries, issues=tuple(issues))
+
+
+def _evidence(place: ThreadSource) -> Evidence | None:
+    record = place.evidence
+    return evidence_from_json(record) if isinstance(record, dict) else None
 
 
 def _page(render: MessageRender) -> str:
