@@ -82,7 +82,7 @@ def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
 @login_required
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     """The thread's page: its owner's to read and write; an admin allowed to read any thread
-    (``reads_any_thread``) reads it here without any write control (docs/decisions.md)."""
+    (``reads_any_thread``) reads it here without any write control (docs/decisions/0043-admins-read-any-thread-in-the-viewer.md)."""
     try:
         thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
