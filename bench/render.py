@@ -157,7 +157,7 @@ def main() -> int:
 
         def floor(sent: list[Message] = sent) -> None:
             for message in sent:
-                make_cleaner().clean(markdown_to_html(message.content))
+                sanitize_html(markdown_to_html(message.content))
 
         everything = list(Message.objects.filter(thread=thread).order_by("seq"))
 
