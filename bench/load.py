@@ -2,23 +2,29 @@
 
 Starts `make serve` on PostgreSQL and Redis when they answer on 127.0.0.1 (SQLite and
 the in-process cache otherwise, said so), against a local LightRAG-shaped provider
-that never answers, so every search stalls until its binding's deadline. Then, for a
-bounded time each:
+stand-in that answers (20 chunks after PROVIDER_DELAY, 50 ms) or, in the stalled phase,
+never answers, so a search stalls until its binding's deadline. Then, for a bounded time
+each:
 
-1. idle: readers only (many users: thread pages with a session, the thread API with a token);
+1. idle: readers only, one reader thread per reader user (thread pages with a session,
+   the thread API with a token);
 2. stalled: the same readers while half the serving capacity (workers x threads / 2)
    is held by searches waiting on the stalled provider;
-3. mixed: readers, appenders and stalled searches together.
+3. mixed: readers, appenders, searches the provider answers (each must bring back its
+   sources), and any reviewer traffic (``reviewer_groups``, empty until issue 27).
 
 Prints the settings it used (rate limits, cookies, workers, threads), then requests
-per second, p50 and p99 per route and phase, and errors; and whether page reads kept
-their idle p99 within 1.5x with half the capacity stalled. Exits non-zero only when it
-could not measure (the server did not start, or a phase recorded nothing).
+per second, p50 and p99 per route and phase, and errors (an unexpected status, a
+transport error, or an answered search with no sources); and its target, page reads'
+p99 with half the capacity stalled within 1.5x of idle, the median of the rounds'
+ratios, as a verdict line (bench/harness.py). Writes its table, stamped with the commit,
+into docs/performance.md (LOAD_DOCS to write elsewhere, LOAD_DOCS=- for nowhere). Exits
+MISSED_EXIT when the target is missed and 1 when it could not measure.
 
 Idle and stalled take turns over LOAD_ROUNDS rounds (default 3) of LOAD_SECONDS in all
 (default 30) each; the mixed phase runs LOAD_SECONDS once.
 
-Environment: LOAD_READERS (default 4),
+Environment: LOAD_READERS (default: one per user, 20),
 LOAD_DEADLINE (the binding timeout in whole seconds, default 2), LOAD_DATABASE_URL
 (default postgres://postgres@127.0.0.1:5432/knowledgeweb_load, created when missing),
 LOAD_CACHE_URL (default redis://127.0.0.1:6379/14, emptied first), WEB_WORKERS and
@@ -32,6 +38,7 @@ import platform
 import secrets
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +55,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import MISSED_EXIT, verdict  # noqa: E402 - after the path is set
+from bench.run import LOAD_SECTION_END, LOAD_SECTION_START  # noqa: E402
 
 KEY_VARIABLE = "KNOWLEDGEWEB_KEY_LOAD"
 USERS = 20
@@ -68,14 +78,30 @@ def answers(host: str, port: int) -> bool:
     return True
 
 
-# -- the stalled provider --------------------------------------------------------------
+# -- the provider stand-in -------------------------------------------------------------
+
+#: How long the stand-in takes to answer a search it answers (a provider's own work).
+PROVIDER_DELAY = 0.05
 
 
 class _Stall(BaseHTTPRequestHandler):
-    """Reads the request, then says nothing until the client gives up (its deadline)."""
+    """A LightRAG-shaped ``/query/data``: answers after ``PROVIDER_DELAY`` (synthetic chunks,
+    bench/retrieval.py's payload), or, while ``stalled`` is set, says nothing until the client
+    gives up (its deadline)."""
+
+    stalled = False
+    payload = b""
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not type(self).stalled:
+            time.sleep(PROVIDER_DELAY)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.payload)))
+            self.end_headers()
+            self.wfile.write(self.payload)
+            return
         self.connection.settimeout(120)
         try:
             while self.connection.recv(1):  # returns b"" when the client closes
@@ -88,6 +114,9 @@ class _Stall(BaseHTTPRequestHandler):
 
 
 def start_stalled_provider() -> tuple[ThreadingHTTPServer, str]:
+    from bench.retrieval import lightrag_payload
+
+    _Stall.payload = lightrag_payload()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stall)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -307,14 +336,38 @@ def append(fixture: Fixture) -> Step:
     return step
 
 
-def search(fixture: Fixture) -> Step:
+def search(fixture: Fixture, *, answered: bool = False) -> Step:
+    """A search; ``answered``: the provider answers, so a 200 without sources is an error."""
+    route = "POST /api/knowledge/search" + ("" if answered else " (stalled)")
+
     def step(client: httpx.Client, n: int) -> tuple[str, httpx.Response]:
         i = n % USERS
         headers = {"Authorization": f"Bearer {fixture.search_tokens[i]}"}
         body = {"tool": "knowledge_search", "query": "anything", "thread_id": fixture.search_threads[i]}
-        return "POST /api/knowledge/search", client.post("/api/knowledge/search", json=body, headers=headers)
+        response = client.post("/api/knowledge/search", json=body, headers=headers)
+        if answered and response.status_code == 200 and not _sources(response):
+            # A search that comes back without the sources the provider sent failed, whatever its status.
+            return route, httpx.Response(599, request=response.request)
+        return route, response
 
     return step
+
+
+def _sources(response: httpx.Response) -> bool:
+    try:
+        artifact = response.json().get("artifact") or {}
+    except ValueError:
+        return False
+    return bool(isinstance(artifact, dict) and artifact.get("knowledge_sources"))
+
+
+def reviewer_groups(fixture: Fixture) -> list[tuple[Step, int, set[int]]]:
+    """Reviewer traffic for the mixed phase: reviewers taking "next" and writing verdicts.
+
+    The hook for issue 27 ("Review part 2"): return its steps here (each a ``Step``, how many
+    workers run it, and the statuses it expects), and the mixed phase runs them with the rest.
+    Empty until that issue lands: the review routes do not exist yet."""
+    return []
 
 
 def run_phase(base: str, seconds: float, groups: list[tuple[Step, int, set[int]]]) -> tuple[Recorder, float]:
@@ -344,22 +397,31 @@ def merge(into: Recorder, other: Recorder) -> None:
 
 
 def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return float("nan")
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
     return ordered[index]
 
 
-def report(name: str, recorder: Recorder, seconds: float) -> None:
+def report(name: str, recorder: Recorder, seconds: float, rows: list[str] | None = None) -> None:
+    """Print a phase's table; ``rows`` collects its Markdown rows for the docs."""
     print(f"\n{name}")
     print(f"  {'route':36} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8}  statuses / errors")
     for route in sorted(recorder.latencies):
         values = recorder.latencies[route]
         statuses = ", ".join(f"{code}x{count}" for code, count in sorted(recorder.statuses[route].items()))
         errors = len(recorder.errors.get(route, []))
+        p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
         print(
-            f"  {route:36} {len(values):8d} {len(values) / seconds:7.1f} {percentile(values, 0.5) * 1000:8.1f} "
-            f"{percentile(values, 0.99) * 1000:8.1f}  {statuses}; errors: {errors}"
+            f"  {route:36} {len(values):8d} {len(values) / seconds:7.1f} {p50:8.1f} "
+            f"{p99:8.1f}  {statuses}; errors: {errors}"
         )
+        if rows is not None:
+            rows.append(
+                f"| {name.split(':')[0]} | `{route}` | {len(values)} | {len(values) / seconds:.1f} | "
+                f"{p50:.1f} | {p99:.1f} | {errors} |"
+            )
     for route, problems in recorder.errors.items():
         if route not in recorder.latencies:
             print(f"  {route:36} transport errors: {len(problems)} ({', '.join(sorted(set(problems)))})")
@@ -375,7 +437,9 @@ def page_p99(recorder: Recorder) -> float:
 def main() -> int:
     seconds = float(os.environ.get("LOAD_SECONDS", "30"))
     rounds = int(os.environ.get("LOAD_ROUNDS", "3"))
-    readers = int(os.environ.get("LOAD_READERS", "4"))
+    # One reader thread per reader user: fewer would leave the server idle threads whatever
+    # the searches hold, and the stalled phase could not slow them.
+    readers = int(os.environ.get("LOAD_READERS", str(USERS)))
     deadline = int(os.environ.get("LOAD_DEADLINE", "2"))
     workdir = Path(tempfile.mkdtemp(prefix="kw-load-"))
     backends = choose_backends(workdir)
@@ -418,8 +482,9 @@ def main() -> int:
     )
     print("cookies: SECURE_COOKIES=0 (plain HTTP on loopback), HttpOnly, SameSite=Lax")
     print(
-        f"load: {readers} readers (pages and API, {USERS} users), stalled searches = {stalled} "
-        f"(half the capacity; the provider never answers, deadline {deadline} s), {seconds:g} s per phase"
+        f"load: {readers} reader threads (pages and API, {USERS} users), stalled searches = {stalled} "
+        f"(half the capacity; the provider never answers, deadline {deadline} s), answered searches "
+        f"after {PROVIDER_DELAY * 1000:.0f} ms in the mixed phase, {seconds:g} s per phase"
     )
     try:
         fixture = build_fixture({"DATABASE_URL": backends.database_url, "CACHE_URL": backends.cache_url,
@@ -437,38 +502,97 @@ def main() -> int:
         # Idle and stalled take turns, round after round, so a burst of outside load on
         # this shared machine cannot land on one side only.
         idle, stalled_phase = Recorder(), Recorder()
+        ratios = []
         for _ in range(rounds):
-            merge(idle, run_phase(base, seconds / rounds, readers_group)[0])
-            merge(
-                stalled_phase,
-                run_stalled(base, seconds / rounds, readers_group, fixture, stalled, deadline)[0],
-            )
-        report(f"1. idle: readers only ({rounds} rounds)", idle, seconds)
+            idle_round = run_phase(base, seconds / rounds, readers_group)[0]
+            _Stall.stalled = True
+            stalled_round = run_stalled(base, seconds / rounds, readers_group, fixture, stalled, deadline)[0]
+            _Stall.stalled = False
+            ratios.append(page_p99(stalled_round) / page_p99(idle_round))
+            merge(idle, idle_round)
+            merge(stalled_phase, stalled_round)
+        rows: list[str] = []
+        report(f"1. idle: readers only ({rounds} rounds)", idle, seconds, rows)
         report(
             f"2. stalled: the same readers with {stalled} searches held by the provider",
             stalled_phase,
             seconds,
+            rows,
         )
-        mixed, mixed_seconds = run_stalled(
-            base, seconds, [*readers_group, (append(fixture), 2, {201})], fixture, stalled, deadline
-        )
-        report("3. mixed: readers, 2 appenders and the stalled searches", mixed, mixed_seconds)
+        mixed_groups = [
+            *readers_group,
+            (append(fixture), 2, {201}),
+            (search(fixture, answered=True), 2, {200}),
+            *reviewer_groups(fixture),
+        ]
+        mixed, mixed_seconds = run_phase(base, seconds, mixed_groups)
+        report("3. mixed: readers, 2 appenders, 2 answered searches", mixed, mixed_seconds, rows)
         idle_p99, loaded_p99 = page_p99(idle), page_p99(stalled_phase)
-        ratio = loaded_p99 / idle_p99
-        verdict = "within" if ratio <= 1.5 else "NOT within"
+        ratio = statistics.median(ratios)
         print(
             f"\npage reads p99: idle {idle_p99 * 1000:.1f} ms, with half the capacity stalled "
-            f"{loaded_p99 * 1000:.1f} ms: ratio {ratio:.2f} ({verdict} 1.5x)"
+            f"{loaded_p99 * 1000:.1f} ms; per round " + ", ".join(f"{r:.2f}" for r in ratios)
         )
+        met = verdict("load: page p99 with half the capacity stalled / idle, median of rounds", ratio, 1.5)
         total_errors = sum(len(v) for phase in (idle, stalled_phase, mixed) for v in phase.errors.values())
-        print(f"errors (unexpected statuses and transport errors), all phases: {total_errors}")
+        print(
+            f"errors (unexpected statuses, transport errors, answered searches without sources): {total_errors}"
+        )
+        heading = (
+            f"{readers} readers over {USERS} users, {sizing.workers} workers x {sizing.threads} threads, "
+            f"{stalled} stalled searches, {seconds:g} s per phase, {backends.note}"
+        )
+        write_load_docs(rows, heading, ratios, ratio, met, total_errors)
     except RuntimeError as exc:
         print(f"could not measure: {exc}")
         return 1
     finally:
         stop(server)
         provider.shutdown()
-    return 0
+    return 0 if met else MISSED_EXIT
+
+
+def write_load_docs(
+    rows: list[str], heading: str, ratios: list[float], ratio: float, met: bool, errors: int
+) -> None:
+    """The load test's section of docs/performance.md (between bench/run.py's markers), with
+    the commit and the load average; LOAD_DOCS names another file, ``-`` none."""
+    target = os.environ.get("LOAD_DOCS", str(ROOT / "docs" / "performance.md"))
+    if target == "-":
+        return
+    path = Path(target)
+    commit = subprocess.run(  # noqa: S603 - fixed git arguments
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],  # noqa: S607 - git from PATH
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    section = "\n".join(
+        [
+            LOAD_SECTION_START,
+            "## Load test",
+            "",
+            f"Written by `make loadtest` (`bench/load.py`) at commit `{commit or 'unknown'}` on "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average "
+            f"{load} after: {heading}.",
+            "",
+            "| phase | route | requests | req/s | p50 ms | p99 ms | errors |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"Page p99 with half the capacity stalled / idle, per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
+            f"median {ratio:.2f}, target <= 1.5: {'met' if met else 'MISSED'}. Errors, all phases: {errors}.",
+            LOAD_SECTION_END,
+        ]
+    )
+    text = path.read_text() if path.exists() else ""
+    start, end = text.find(LOAD_SECTION_START), text.find(LOAD_SECTION_END)
+    if 0 <= start < end:
+        text = text[:start] + section + text[end + len(LOAD_SECTION_END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
 
 
 def run_stalled(

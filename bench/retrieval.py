@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +37,11 @@ if __package__ in {None, ""}:
 from bench.harness import finish, info, interleaved_medians, setup_django, show_ratio, show_time
 
 REPEAT = 15
+#: The commit whose overhead on a search is the reference (issue 25: "about twice what it was").
+BASELINE_COMMIT = "51fda46"
+#: Runs of each side, taking turns: the baseline runs in its own process and database.
+BASELINE_ROUNDS = 3
+_OVERHEAD = re.compile(r"our overhead\s+([0-9.]+) ms")
 KEY_ENV = "KNOWLEDGEWEB_KEY_BENCH_LIGHTRAG"
 KEY = "bench-lightrag-key-not-secret"
 
@@ -128,6 +137,37 @@ def main() -> int:
             response.raise_for_status()
             response.json()
 
+    def measure(delay: float) -> tuple[float, float]:
+        Upstream.delay = delay
+        api()  # warm both paths once
+        bare()
+        medians = interleaved_medians({"bare": bare, "api": api}, repeat=REPEAT)
+        return medians["bare"], medians["api"]
+
+    baseline = _baseline_tree()
+    if baseline is not None:
+        # Side by side with the reference commit's code path: its own bench, in its own process,
+        # taking turns with this code's, so a burst of load lands on both.
+        print(f"Our overhead on a search, against commit {BASELINE_COMMIT}'s (instant provider)")
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(BASELINE_ROUNDS):
+            then = _baseline_overhead(baseline)
+            if then is None:
+                break
+            theirs.append(then)
+            bare_s, api_s = measure(0.0)
+            ours.append((api_s - bare_s) * 1000)
+        if ours and theirs:
+            now, then = statistics.median(ours), statistics.median(theirs)
+            print(f"  {'our overhead, median of ' + str(len(ours)) + ' runs':<58} {now:10.2f} ms")
+            print(
+                f"  {BASELINE_COMMIT + ' overhead, median of ' + str(len(theirs)) + ' runs':<58} {then:10.2f} ms"
+            )
+            show_ratio(f"retrieval: our overhead / {BASELINE_COMMIT}'s, instant provider", now / then, 1.0)
+        else:
+            print(f"  {BASELINE_COMMIT}'s bench did not report its overhead: no comparison")
+
     print("Retrieval overhead (POST /api/knowledge/search vs a bare httpx POST)")
     for delay in (0.0, 0.05):
         Upstream.delay = delay
@@ -149,6 +189,49 @@ def main() -> int:
             info("api / bare", api_s / bare_s)
     server.shutdown()
     return finish()
+
+
+def _baseline_tree() -> str | None:
+    """The reference commit's files in a temporary directory (``git archive``), or None when
+    this is not a git checkout holding it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    target = tempfile.mkdtemp(prefix="knowledgeweb-baseline-")
+    try:
+        archive = subprocess.run(  # noqa: S603 - fixed git arguments
+            ["git", "-C", root, "archive", BASELINE_COMMIT],  # noqa: S607 - git from PATH
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        subprocess.run(  # noqa: S603 - fixed tar arguments
+            ["tar", "-x", "-C", target],  # noqa: S607 - tar from PATH
+            input=archive.stdout,
+            check=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"  commit {BASELINE_COMMIT} is not available here ({exc}): no comparison")
+        return None
+    return target
+
+
+def _baseline_overhead(tree: str) -> float | None:
+    """The reference commit's own bench, run on its own code: its overhead against an instant
+    provider, in ms (the first of the two it prints)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}}
+    try:
+        run = subprocess.run(
+            [sys.executable, "bench/retrieval.py"],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+    except subprocess.SubprocessError:
+        return None
+    found = _OVERHEAD.findall(run.stdout)
+    return float(found[0]) if found else None
 
 
 if __name__ == "__main__":

@@ -143,9 +143,20 @@ average means the figures were taken under load. A target missed here is open wo
 """
 
 
+#: The load test's own section of the same file (``bench/load.py`` writes it): kept as it is.
+LOAD_SECTION_START = "<!-- load test: written by bench/load.py -->"
+LOAD_SECTION_END = "<!-- end of load test -->"
+
+
 def write_docs(path: Path, rows: Sequence[Row], stamp_line: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{DOCS_HEADER}\n{stamp_line}\n\n{table(rows)}")
+    kept = ""
+    if path.exists():
+        text = path.read_text()
+        start, end = text.find(LOAD_SECTION_START), text.find(LOAD_SECTION_END)
+        if 0 <= start < end:
+            kept = "\n" + text[start : end + len(LOAD_SECTION_END)] + "\n"
+    path.write_text(f"{DOCS_HEADER}\n{stamp_line}\n\n{table(rows)}{kept}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

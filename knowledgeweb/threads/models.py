@@ -153,10 +153,61 @@ class MessageRender(models.Model):
     # what the thread search matches. Empty for tool output, which is not searched.
     text = models.TextField(blank=True, default="")
     rendered_at = models.DateTimeField(auto_now=True)
+    # The window of the thread page that shows this message (``threads.windows``): fixed when
+    # the message is first written, so a window's URL keeps naming the same messages.
+    window = models.PositiveIntegerField(default=1)
+    # What the page sends for this message at first paint, in characters: its HTML (a tool
+    # message's brief) and the panel entries of the sources it retrieved (``windows.sent_size``).
+    size = models.PositiveIntegerField(default=0)
+    # What the page sends of a tool message at first paint: its summary, the hits loaded on
+    # expand. Empty for other messages (the page sends their ``html``).
+    brief = models.TextField(blank=True, default="")
+    # The walk's stops in this message (citations with no source, malformed, label mismatches,
+    # an answer citing nothing): lets a window find its neighbours' problems without reading them.
+    problems = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["thread", "seq"]
-        indexes = [models.Index(fields=["thread", "seq"], name="render_thread_seq")]
+        indexes = [
+            models.Index(fields=["thread", "seq"], name="render_thread_seq"),
+            models.Index(fields=["thread", "window", "seq"], name="render_thread_window"),
+        ]
 
     def __str__(self) -> str:
         return f"render of {self.message_id}"
+
+
+class ThreadSource(models.Model):
+    """Where a source of a thread lives: the tool message that first returned it with valid
+    evidence (``found``) or with evidence that failed validation (``failed``), its window, and
+    what the sources panel and the citation dialog show of it.
+
+    The stored index of a windowed page (``threads.windows``): a window reads the rows of the
+    handles it cites or retrieves, never the renders of the messages it does not send. Written
+    by the renders service with each tool message, rebuilt with a re-render.
+    """
+
+    FOUND = "found"
+    FAILED = "failed"
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="source_places")
+    handle = models.CharField(max_length=128)
+    kind = models.CharField(max_length=8, default=FOUND)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveIntegerField()
+    #: The hit's place among its message's hits (retrieval order, which jsonb would not keep).
+    position = models.PositiveIntegerField(default=0)
+    window = models.PositiveIntegerField(default=1)
+    #: The panel entry, [opening tag, body] (``threads.rendering.sources``); empty when failed.
+    entry = models.JSONField(default=list, blank=True)
+    #: The validated source, as ``Evidence`` fields (``threads.evidence``); null when failed.
+    evidence = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "handle", "kind"], name="thread_source_unique"),
+        ]
+        indexes = [models.Index(fields=["thread", "window"], name="thread_source_window")]
+
+    def __str__(self) -> str:
+        return f"{self.handle} in {self.thread_id} (window {self.window})"

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.urls import reverse
 from django.utils import timezone
 
 from knowledgeweb.knowledge import Evidence
@@ -30,6 +31,7 @@ from knowledgeweb.threads.rendering.export import (
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.reports import MessageCitations, messages_citations
 from knowledgeweb.threads.tallies import TALLY_FIELDS
+from knowledgeweb.threads.windows import problem_count, tool_brief
 
 __all__ = [
     "message_get_for_owner",
@@ -386,8 +388,12 @@ def renders_compute(
     return ComputedRenders(rows=result, fresh=fresh)
 
 
-def render_row(message: Message, rendering: MessageRendering) -> MessageRender:
-    """The (unsaved) stored form of ``message``'s render, by the running renderer."""
+def render_row(message: Message, rendering: MessageRendering, *, window: int = 1) -> MessageRender:
+    """The (unsaved) stored form of ``message``'s render, by the running renderer, in ``window``."""
+    brief = ""
+    if message.type == MessageType.TOOL:
+        url = reverse("web:message-hits", kwargs={"thread_id": message.thread_id, "message_id": message.id})
+        brief = tool_brief(rendering.html, url)
     return MessageRender(
         message=message,
         thread_id=message.thread_id,
@@ -401,4 +407,7 @@ def render_row(message: Message, rendering: MessageRendering) -> MessageRender:
         uncited=rendering.uncited,
         text=rendering.text,
         rendered_at=timezone.now(),
+        window=window,
+        brief=brief,
+        problems=problem_count(rendering.citations, rendering.uncited),
     )

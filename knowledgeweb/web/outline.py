@@ -49,21 +49,25 @@ class ThreadOutline:
         return len(self.turns) >= OUTLINE_MIN_TURNS
 
 
-def turn_outline(view: ThreadView, questions: Mapping[UUID, str]) -> ThreadOutline:
+def turn_outline(
+    view: ThreadView, questions: Mapping[UUID, str], *, turns_before: int = 0, answers_before: int = 0
+) -> ThreadOutline:
     """The thread's ``<li>`` items (questions as headings, answers with their sources) and turns.
 
     ``questions`` holds the text of the human messages by id (``thread_questions``): the page
-    otherwise loads no message content.
+    otherwise loads no message content. A window of a longer thread goes on numbering after
+    the questions and answers before it (``turns_before``, ``answers_before``).
     """
     cited = {entry.handle: entry for entry in view.cited if entry.evidence is not None}
     parts: list[str] = []
     turns: list[Turn] = []
-    answers = 0
+    answers = answers_before
     for message_view in view.messages:
         message = message_view.message
         if message.type == MessageType.HUMAN:
             content = questions.get(message.id, "")
-            turn = Turn(len(turns) + 1, f"turn-{len(turns) + 1}", _heading_text(content))
+            number = turns_before + len(turns) + 1
+            turn = Turn(number, f"turn-{number}", _heading_text(content))
             turns.append(turn)
             parts.append(_question_item(message_view, turn, content))
         elif message.type == MessageType.AI:

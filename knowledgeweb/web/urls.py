@@ -9,6 +9,10 @@ app_name = "web"
 urlpatterns = [
     path("", views.thread_list, name="thread-list"),
     path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
+    # A tool message's hits, loaded when its summary is expanded (issue 25).
+    path(
+        "threads/<uuid:thread_id>/messages/<uuid:message_id>/hits/", views.message_hits, name="message-hits"
+    ),
     path("threads/<uuid:thread_id>/delete/", views.thread_delete_confirm, name="thread-delete"),
     path("ask/", ask.ask, name="ask"),
     path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),

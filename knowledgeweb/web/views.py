@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_http_methods, require_safe
 
 from knowledgeweb.threads.errors import ThreadNotFound
@@ -19,14 +20,14 @@ from knowledgeweb.threads.selectors import (
     thread_get_for_owner,
     thread_get_for_reader,
     thread_list_for_owner,
-    thread_outline,
-    thread_questions,
     thread_texts_matching,
 )
 from knowledgeweb.threads.services import thread_delete
+from knowledgeweb.threads.windowing import message_hits_html, thread_window, window_questions
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
-from knowledgeweb.web.rendering.thread import render_thread
+from knowledgeweb.web.rendering.thread import hit_numbers
+from knowledgeweb.web.rendering.window import render_window
 from knowledgeweb.web.snippets import snippet
 
 #: Threads per page of the list.
@@ -87,16 +88,54 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
     owned = thread.owner_id == request.user.pk
-    view = render_thread(thread, thread_outline(thread=thread))
-    outline = turn_outline(view, thread_questions(thread=thread))
+    try:
+        window = thread_window(thread=thread, number=_window_number(request.GET.get("window")))
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
+    view = render_window(thread, window)
+    outline = turn_outline(
+        view,
+        window_questions(messages=window.messages),
+        turns_before=window.turns_before,
+        answers_before=window.answers_before,
+    )
     context = {
         "thread": thread,
         "view": view,
         "outline": outline,
+        "window": window,
+        "citation_total": thread.citations_resolved
+        + thread.citations_unresolved
+        + thread.citations_malformed,
         "owned": owned,
         "follow_up": follow_up_form(request) if owned else None,
     }
     return render(request, "web/thread_detail.html", context)
+
+
+def _window_number(raw: str | None) -> int | None:
+    """``?window=k``: a positive integer, or absent (the last window); anything else is a 404."""
+    if raw is None:
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        raise Http404("No such window.")
+    return int(raw)
+
+
+@require_safe
+@login_required
+def message_hits(request: HttpRequest, thread_id: UUID, message_id: UUID) -> HttpResponse:
+    """A tool message's hit list, as stored with its render and numbered with the thread's
+    numbers: what its summary loads on expand (and opens, without JavaScript)."""
+    try:
+        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
+        message, html = message_hits_html(thread=thread, message_id=message_id)
+    except ThreadNotFound as exc:
+        raise Http404(str(exc)) from exc
+    hits = hit_numbers(html, thread.source_numbers or {})
+    return render(
+        request, "web/tool_hits.html", {"thread": thread, "message": message, "hits": SafeString(hits)}
+    )
 
 
 @login_required

@@ -22,12 +22,30 @@
       });
     }
 
+    // A windowed page (issue 25) names the nearest windows holding more stops: past its own
+    // first or last stop the walk goes on there (``#walk-first`` / ``#walk-last`` on arrival).
+    function beyond(step) {
+      return nav.getAttribute(step > 0 ? "data-walk-after" : "data-walk-before");
+    }
+
+    function cross(step) {
+      var url = beyond(step);
+      if (!url) return false;
+      window.location.assign(url);
+      return true;
+    }
+
     function go(step) {
       var all = items();
-      if (!all.length) return null;
+      if (!all.length) {
+        cross(step);
+        return null;
+      }
       var index = all.indexOf(document.activeElement);
       if (index < 0 && current) index = all.indexOf(current);
       if (index < 0) index = step > 0 ? 0 : all.length - 1;
+      else if (index + step >= all.length && cross(1)) return null;
+      else if (index + step < 0 && cross(-1)) return null;
       else index = (index + step + all.length) % all.length;
       if (current) current.classList.remove("walk-current");
       current = all[index];
@@ -35,9 +53,14 @@
       if (position) position.textContent = index + 1 + " of " + all.length;
       if (previous) {
         previous.hidden = false;
-        previous.setAttribute("href", "#" + all[(index - 1 + all.length) % all.length].id);
+        previous.setAttribute(
+          "href",
+          index === 0 && beyond(-1) ? beyond(-1) : "#" + all[(index - 1 + all.length) % all.length].id
+        );
       }
-      if (next) next.setAttribute("href", "#" + all[(index + 1) % all.length].id);
+      if (next) {
+        next.setAttribute("href", index === all.length - 1 && beyond(1) ? beyond(1) : "#" + all[(index + 1) % all.length].id);
+      }
       options.arrive(current);
       return current;
     }
@@ -62,6 +85,15 @@
       }
     }
     document.addEventListener("keydown", onKey);
+
+    // Arriving from another window's walk: start at this window's first or last stop.
+    if (window.location.hash === "#walk-first" || window.location.hash === "#walk-last") {
+      var step = window.location.hash === "#walk-first" ? 1 : -1;
+      window.setTimeout(function () {
+        current = null;
+        go(step);
+      }, 0);
+    }
 
     return {
       nav: nav,

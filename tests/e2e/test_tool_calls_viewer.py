@@ -40,6 +40,8 @@ def test_a_call_links_to_its_answer_and_parts_open_on_demand(
     assert page.url.endswith(f"#message-{tool.id}")
     answer = page.locator(f"#message-{tool.id}")
     expect(answer).to_be_in_viewport()
+    # The page sends the tool message's summary; its hits load when it is expanded (issue 25).
+    answer.locator("summary").click()
     expect(answer).to_contain_text(EXCERPT)
     assert page.locator("main img").count() == 0
     assert (watched.dialogs, watched.errors) == ([], [])

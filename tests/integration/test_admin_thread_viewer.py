@@ -17,6 +17,7 @@ from knowledgeweb.library.services import ChunkDraft, collection_get_or_create, 
 from knowledgeweb.threads.models import Message, MessageRender, Thread
 from knowledgeweb.threads.rendering.tools import PREVIEW_CHARS
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.pages import with_hits
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +111,7 @@ def test_an_admin_who_may_read_threads_reads_another_users_thread_read_only(
     page = client.get(f"/threads/{thread_id}/")
 
     assert page.status_code == 200
-    html = page.content.decode()
+    html = with_hits(client, page.content.decode())
     assert "Alice&#x27;s salary question" in html
     assert "What are the salary bands?" in html
     assert "Bands exist, per the handbook." in html

@@ -42,6 +42,12 @@ def _page(client: Client, thread: Thread) -> str:
     return str(response.content.decode())
 
 
+def _page_at(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
 def _report(user: User, thread: Thread) -> dict[str, Any]:
     _, raw = token_create(user=user, name="report")
     response = Client().get(f"/api/threads/{thread.id}/citations", HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -155,7 +161,13 @@ def test_tool_hits_show_the_threads_numbers_and_an_uncited_hit_none(user: User, 
     alpha, beta, gamma = hit_handles(formatted)
     message_append(thread=thread, type="ai", content=f"Gamma [g](#{gamma}) then alpha [a](#{alpha}).")
     page = _page(client_for, thread)
-    tool = re.search(r'<details class="tool-message".*?</details>', page, re.S)
+    # The page sends the tool message's summary; its hits load from the fragment route.
+    hits_url = re.search(r'data-tool-hits="([^"]+)"', page)
+    assert hits_url is not None
+    assert 'class="hit-head"' not in page
+    tool = re.search(
+        r'<details class="tool-message".*?</details>', _page_at(client_for, hits_url.group(1)), re.S
+    )
     assert tool is not None
     heads = re.findall(r'<p class="hit-head">(.*?)</p>', tool.group(0), re.S)
     numbers = [re.findall(r'class="hit-number citation-number">\[(\d+)\]<', head) for head in heads]

@@ -26,6 +26,7 @@ from knowledgeweb.knowledge import source_id
 from knowledgeweb.providers.client import transport_override
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
+from tests.pages import with_hits
 from tests.synthetic import (
     LIGHTRAG_KEY,
     LIGHTRAG_URL,
@@ -48,7 +49,7 @@ def page(user: User, thread_id: Any) -> str:
     client.force_login(user)
     response = client.get(f"/threads/{thread_id}/")
     assert response.status_code == 200
-    return response.content.decode()
+    return with_hits(client, response.content.decode())
 
 
 class _Tags(HTMLParser):
@@ -92,6 +93,7 @@ def assert_no_live_markup(html: str) -> None:
     assert [attrs.get("src") for tag, attrs in parsed if tag == "script"] == [
         "/static/knowledgeweb/walk.js",
         "/static/knowledgeweb/citations.js",
+        "/static/knowledgeweb/windows.js",
         *(["/static/knowledgeweb/compose.js", "/static/knowledgeweb/followup.js"] if follow_up else []),
     ]
     assert not [name for _, attrs in parsed for name in attrs if name.lower().startswith("on")]
@@ -169,7 +171,7 @@ def test_hostile_thread_and_message_text_from_the_api_is_inert_and_cannot_clobbe
     reader = Client()
     reader.force_login(user)
     served = reader.get(f"/threads/{thread_id}/")
-    html = served.content.decode()
+    html = with_hits(reader, served.content.decode())
     assert_no_live_markup(html)
     ids = [attrs.get("id") for _, attrs in tags(html) if "id" in attrs]
     assert clobber not in ids

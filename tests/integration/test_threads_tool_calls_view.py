@@ -18,6 +18,7 @@ from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_messages
 from knowledgeweb.threads.services import message_append, thread_import_body
 from tests.frameworks import EXCERPT, QUERY, anthropic_request, openai_messages
+from tests.pages import with_hits
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,7 @@ def page(user: User, thread: Thread) -> str:
     client.force_login(user)
     response = client.get(f"/threads/{thread.id}/")
     assert response.status_code == 200
-    return response.content.decode()
+    return with_hits(client, response.content.decode())
 
 
 def tags(text: str) -> list[tuple[str, dict[str, str | None]]]:
@@ -161,6 +162,7 @@ def test_hostile_tool_names_arguments_ids_and_parts_render_as_inert_text(user: U
     assert [a.get("src") for tag, a in parsed if tag == "script"] == [
         "/static/knowledgeweb/walk.js",
         "/static/knowledgeweb/citations.js",
+        "/static/knowledgeweb/windows.js",
     ]
     assert not [name for _, attrs in parsed for name in attrs if name.lower().startswith("on")]
     hrefs = [a.get("href") or "" for tag, a in parsed if tag == "a"]

@@ -19,6 +19,7 @@ from knowledgeweb.knowledge import (
 )
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.services import message_append, thread_create
+from tests.pages import with_hits
 
 pytestmark = pytest.mark.django_db
 
@@ -112,7 +113,7 @@ def test_it_renders_a_resolved_citation_and_its_panel_entry(reader: User, client
     source_id = handle.removeprefix("knowledge-source-")
     message_append(thread=thread, type="ai", content=f"They purr [when content](#user-content-{handle}).")
 
-    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    html = with_hits(client_for, client_for.get(f"/threads/{thread.id}/").content.decode())
 
     (hook,) = re.findall(r'<a class="citation" data-citation="resolved"[^>]*>.*?</a>', html)
     assert hook.startswith(
@@ -158,7 +159,7 @@ def test_it_shows_native_sources_with_their_pages(reader: User, client_for: Clie
     assert handle is not None
     message_append(thread=thread, type="ai", content=f"See [1](#{handle.group(1)}).")
 
-    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    html = with_hits(client_for, client_for.get(f"/threads/{thread.id}/").content.decode())
 
     native_id = handle.group(1).removeprefix("knowledge-")
     assert re.search(
@@ -179,7 +180,7 @@ def test_it_shows_an_errored_tool_message_with_its_reason(reader: User, client_f
         content="The provider timed out after 30 s.",
         status="error",
     )
-    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    html = with_hits(client_for, client_for.get(f"/threads/{thread.id}/").content.decode())
     assert 'data-tool-status="error"' in html
     assert "The provider timed out after 30 s." in html
 
@@ -199,7 +200,7 @@ def test_it_links_relation_edges_to_their_evidence_and_marks_graph_facts(
         tool="entity_relations_search",
     )
     message = thread.messages.get()
-    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    html = with_hits(client_for, client_for.get(f"/threads/{thread.id}/").content.decode())
 
     assert f'id="hit-{message.id}-1"' in html
     # A hit's retrieval position is "hit n", never a bracketed number a source could be confused with.
@@ -252,7 +253,7 @@ def test_it_shows_tool_content_as_text_and_unverified_citations_as_plain_labels(
     # A caller's artifact loses its reserved keys, so nothing here is evidence.
     message_append(thread=thread, type="tool", name="knowledge_search", content=hostile, artifact=artifact)
 
-    html = client_for.get(f"/threads/{thread.id}/").content.decode()
+    html = with_hits(client_for, client_for.get(f"/threads/{thread.id}/").content.decode())
 
     # A caller's tool message has no server view: shown as its text, its imitation of
     # a search's layout is not read back into hits.

@@ -31,6 +31,7 @@ from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thr
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.rendering.version import render_is_current
 from knowledgeweb.threads.selectors import render_row, renders_compute
+from knowledgeweb.threads.services.places import places_rebuild, places_store, window_tail, windows_assign
 from knowledgeweb.threads.tallies import tallies_of
 
 _UPDATED_FIELDS = [
@@ -43,6 +44,10 @@ _UPDATED_FIELDS = [
     "uncited",
     "text",
     "rendered_at",
+    "window",
+    "size",
+    "brief",
+    "problems",
 ]
 
 
@@ -86,7 +91,12 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
     if prepared.upto_seq >= 0 and _evidence_added_after(thread, prepared.upto_seq, message.seq):
         available, unsigned, _ = _evidence_so_far(thread, before_seq=message.seq)
         rendering = render_message(message, available, {}, unsigned)
-    render_row(message, rendering).save(force_insert=True)
+    row = render_row(message, rendering)
+    # Under the thread's lock: the last window read here is the last append's.
+    windows_assign([row], {}, window_tail(thread))
+    row.save(force_insert=True)
+    if message.type == MessageType.TOOL:
+        places_store(thread, [row])
     if message.type == MessageType.AI:
         # Under the thread's lock: the numbers read here are the last answer's.
         known = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
@@ -121,9 +131,10 @@ def renders_store(
     thread: Thread, messages: Sequence[Message], renderings: Sequence[MessageRendering]
 ) -> None:
     """Store an import's renders (its messages saved, with their seqs) and set the thread's tallies."""
-    MessageRender.objects.bulk_create(
-        [render_row(m, r) for m, r in zip(messages, renderings, strict=True)], batch_size=500
-    )
+    rows = [render_row(m, r) for m, r in zip(messages, renderings, strict=True)]
+    windows_assign(rows, {})
+    MessageRender.objects.bulk_create(rows, batch_size=500)
+    places_store(thread, [row for row, m in zip(rows, messages, strict=True) if m.type == MessageType.TOOL])
     _set_tallies(thread, renderings)
 
 
@@ -153,6 +164,10 @@ def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, Mess
     if all(m.id in rows and render_is_current(rows[m.id].renderer_version) for m in messages):
         return 0
     computed = renders_compute(messages=messages, rows=rows, redo=_not_current)
+    # Windows are kept: a window's URL names the same messages after a re-render.
+    kept = dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window"))
+    ordered = [computed.rows[m.id] for m in messages]
+    windows_assign(ordered, kept)
     with transaction.atomic():
         # Another writer may be re-rendering the same thread: the same rows, so the last write wins.
         MessageRender.objects.bulk_create(
@@ -162,7 +177,10 @@ def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, Mess
             unique_fields=["message"],
             update_fields=_UPDATED_FIELDS,
         )
-        _set_tallies(thread, [computed.rows[m.id] for m in messages])
+        _set_tallies(thread, ordered)
+        places_rebuild(
+            thread, [row for row, m in zip(ordered, messages, strict=True) if m.type == MessageType.TOOL]
+        )
     return len(computed.fresh)
 
 

@@ -45,6 +45,9 @@ class MessageView:
     answer: int = 0
     #: An answer with text that cites nothing: it carries the "no citations" badge.
     uncited: bool = False
+    #: Laid over the message at assembly time by another part of the page (a review's verdict
+    #: chips, say), never stored with the render: safe HTML placed after the role line.
+    overlay: SafeString = _NO_EXTRAS
 
     @property
     def item(self) -> SafeString:
@@ -73,7 +76,7 @@ class MessageView:
         return SafeString(  # html is sanitized or escaped where it is built
             f'<li class="{classes}" id="{message_anchor(message)}" data-message-type="{message.type}" '
             f'data-seq="{message.seq}"><p class="message-role">{_ROLES.get(message.type, "System")}</p>'
-            f'{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
+            f'{self.overlay}{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
         )
 
 
@@ -170,7 +173,8 @@ class _Retrieval:
     """Where a tool message of the thread retrieved a source, for the reasons of later answers."""
 
     seq: int
-    anchor: str
+    #: The link to the tool message: its anchor, or its window's URL and anchor (``windows``).
+    href: str
     words: str
 
 
@@ -227,7 +231,7 @@ def render_thread(thread: Thread, messages: Sequence[Message]) -> ThreadView:
         # html was built by our sanitizer and templates at write; the slots are the hooks' own.
         html = _numbered(render.html, order)
         if message.type == MessageType.TOOL:
-            html = _hit_numbers(html, numbers)
+            html = hit_numbers(html, numbers)
         elif tally["unresolved"]:
             html = _true_reasons(html, message.seq, found, failed)
         views.append(
@@ -296,8 +300,6 @@ def _numbered(html: str, numbers: Sequence[int]) -> str:
 _HIT_SLOT = re.compile(r'<span class="hit-number" data-hit-slot="([a-z0-9-]+)"></span>')
 _UNVERIFIED_HANDLE = re.compile(r'data-unverified-handle="([^"]+)"')
 _REASON_SLOT = re.compile(r'(<span class="reason-text" data-reason-handle="([a-z0-9-]+)">)([^<]*)(</span>)')
-_ENTRY_TITLE = re.compile(r'data-field="title">([^<]*)</p>')
-_ENTRY_PAGE = re.compile(r'data-field="page">([^<]*)</dd>')
 
 
 _DOCUMENT_LINK = re.compile(r'(data-field="document" href="/library/passage/\?[^"#]*)#passage"')
@@ -328,7 +330,7 @@ def _retrieval_order(render: MessageRender) -> list[str]:
     return shown + [h for h in entries if h not in seen]
 
 
-def _hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
+def hit_numbers(html: str, numbers: Mapping[str, int]) -> str:
     """A tool message's hits with their sources' numbers in the thread; a hit no answer cites has none."""
 
     def fill(match: re.Match[str]) -> str:
@@ -351,7 +353,7 @@ def _retrievals(
         render = renders[message.id]
         place = _Retrieval(
             message.seq,
-            message_anchor(message),
+            f"#{message_anchor(message)}",
             f"the {message.name or 'tool'} result, message {message.seq}",
         )
         for handle in render.entries:
@@ -372,7 +374,7 @@ def _true_reasons(
         later = found.get(handle)
         if later is not None and later.seq > seq:
             words = (
-                f'Its evidence was retrieved only later, in <a href="#{later.anchor}" data-reason-later>'
+                f'Its evidence was retrieved only later, in <a href="{later.href}" data-reason-later>'
                 f"{escape(later.words)}</a>, after this answer; a citation counts only evidence "
                 "retrieved before its answer."
             )
@@ -380,7 +382,7 @@ def _true_reasons(
         bad = failed.get(handle)
         if bad is not None and bad.seq < seq:
             words = (
-                f'<a href="#{bad.anchor}" data-reason-failed>{escape(bad.words[:1].upper() + bad.words[1:])}</a> returned this '
+                f'<a href="{bad.href}" data-reason-failed>{escape(bad.words[:1].upper() + bad.words[1:])}</a> returned this '
                 "source, but its evidence failed validation, so it cannot be shown as found."
             )
             return f"{match.group(1)}{words}{match.group(4)}"
@@ -394,8 +396,7 @@ def _title_notes(retrieved: Mapping[str, list[str]]) -> dict[str, str]:
     differ, else its place among them in retrieval order ("passage 2 of 3")."""
     by_title: dict[str, list[str]] = {}
     for handle, (_, body) in retrieved.items():
-        match = _ENTRY_TITLE.search(body)
-        by_title.setdefault(match.group(1) if match else "", []).append(handle)
+        by_title.setdefault(_field_text(body, 'data-field="title">', "</p>"), []).append(handle)
     notes: dict[str, str] = {}
     for handles in by_title.values():
         if len(handles) < 2:
@@ -408,8 +409,19 @@ def _title_notes(retrieved: Mapping[str, list[str]]) -> dict[str, str]:
 
 
 def _page_of(body: str) -> str:
-    match = _ENTRY_PAGE.search(body)
-    return match.group(1) if match else ""
+    return _field_text(body, 'data-field="page">', "</dd>")
+
+
+def _field_text(body: str, opening: str, closing: str) -> str:
+    """The text after ``opening`` up to ``closing`` when it holds no tag, else "": a plain search,
+    as the patterns this replaced read (a regular expression over thousands of entries was a
+    window's largest cost)."""
+    start = body.find(opening)
+    if start < 0:
+        return ""
+    start += len(opening)
+    end = body.find("<", start)
+    return body[start:end] if end >= 0 and body.startswith(closing, end) else ""
 
 
 def _passage(citation: Mapping[str, Any]) -> list[int]:

@@ -1,0 +1,251 @@
+"""A windowed thread page (issue 25): windows fixed at write, read in a fixed number of queries,
+decoding only what the page sends; sources and the walk across windows; hits on demand."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.db.models import JSONField, Max
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from knowledgeweb.knowledge import RetrievalHit
+from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
+from knowledgeweb.threads.services import message_append, thread_create
+from knowledgeweb.threads.services.renders import thread_rerender
+from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
+from tests.long_threads import NOWHERE, long_thread
+from tests.searches import hit_handles, record_search
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner() -> User:
+    return User.objects.create_user("owner", password="pw-owner-1")
+
+
+@pytest.fixture
+def client(owner: User) -> Client:
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+def _seqs(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<li class="message[^"]*"[^>]*data-seq="(\d+)"', html)] + [
+        int(n) for n in re.findall(r'data-seq="(\d+)" id="turn-', html)
+    ]
+
+
+def _windows(thread: Thread) -> dict[int, int]:
+    """The number of messages in each window."""
+    rows = MessageRender.objects.filter(thread=thread).values_list("window", flat=True)
+    return dict(sorted(Counter(rows).items()))
+
+
+@pytest.fixture
+def decoded() -> Iterator[Counter[str]]:
+    """Every JSON field value decoded from the database, counted by model and field."""
+    counts: Counter[str] = Counter()
+    original = JSONField.from_db_value
+
+    def counting(self: JSONField, value: Any, expression: Any, connection: Any) -> Any:
+        if value is not None:
+            counts[f"{self.model.__name__}.{self.name}"] += 1
+        return original(self, value, expression, connection)
+
+    JSONField.from_db_value = counting  # type: ignore[method-assign]
+    try:
+        yield counts
+    finally:
+        JSONField.from_db_value = original  # type: ignore[method-assign]
+
+
+def test_windows_are_cut_by_count_at_write_and_the_page_opens_on_the_latest(
+    owner: User, client: Client
+) -> None:
+    thread, _ = long_thread(owner, 60)  # 240 messages
+
+    assert _windows(thread) == {1: WINDOW_MESSAGES, 2: WINDOW_MESSAGES, 3: 40}
+    latest = client.get(f"/threads/{thread.id}/").content.decode()
+    assert min(_seqs(latest)) == 201
+    assert 'data-earlier-turns data-window-target="2"' in latest
+    assert 'href="?window=2"' in latest
+    first = client.get(f"/threads/{thread.id}/?window=1").content.decode()
+    assert min(_seqs(first)) == 1
+    assert max(_seqs(first)) == 100
+    assert "data-earlier-turns" not in first
+    assert 'href="?window=2" data-later-turns' in first
+    # Turns and answers go on numbering from the windows before.
+    assert '<span class="turn-label">Question 51</span>' in latest
+    assert "Sources of answer 51" in latest
+
+
+@pytest.mark.parametrize("raw", ["0", "4", "x", "-1", "1.5", "9" * 12])
+def test_a_window_past_either_end_or_not_a_number_is_not_found(owner: User, client: Client, raw: str) -> None:
+    thread, _ = long_thread(owner, 60)
+
+    assert client.get(f"/threads/{thread.id}/?window={raw}").status_code == 404
+
+
+def test_a_new_message_joins_the_last_window_and_opens_the_next_when_it_is_full(owner: User) -> None:
+    thread, _ = long_thread(owner, 25)  # exactly one full window
+    assert _windows(thread) == {1: WINDOW_MESSAGES}
+
+    message_append(thread=thread, type="human", content="One more?")
+    message_append(thread=thread, type="ai", content="One more answer.")
+
+    assert _windows(thread) == {1: WINDOW_MESSAGES, 2: 2}
+
+
+def test_windows_are_cut_by_what_the_page_sends_and_a_first_paint_stays_under_a_megabyte(
+    owner: User, client: Client
+) -> None:
+    thread = thread_create(owner=owner, title="Wordy")
+    for n in range(30):
+        message_append(thread=thread, type="human", content=f"{n} " + "long words " * 3_600)  # ~40 kB
+
+    windows = _windows(thread)
+    assert len(windows) > 1
+    assert max(windows.values()) < WINDOW_MESSAGES
+    for number in windows:
+        sent = MessageRender.objects.filter(thread=thread, window=number).values_list("html", flat=True)
+        assert sum(len(html) for html in sent) <= WINDOW_BYTES
+        page = client.get(f"/threads/{thread.id}/?window={number}")
+        assert page.status_code == 200
+        assert len(page.content) < 1_000_000
+
+
+def test_a_view_makes_the_same_queries_and_decodes_the_same_json_at_200_and_2000_messages(
+    owner: User, client: Client, decoded: Counter[str]
+) -> None:
+    short, _ = long_thread(owner, 50, title="Short")  # 200 messages
+    long, _ = long_thread(owner, 500, title="Long")  # 2,000 messages
+
+    counts = []
+    decodes = []
+    sizes = []
+    for thread in (short, long):
+        decoded.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(f"/threads/{thread.id}/")
+        assert response.status_code == 200
+        counts.append(len(queries))
+        decodes.append(dict(decoded))
+        sizes.append(len(response.content))
+
+    assert counts[0] == counts[1]
+    # Both open on a full window of 100 messages: the same JSON decoded, of those messages only.
+    assert decodes[0] == decodes[1]
+    assert decodes[1]["MessageRender.citations"] == WINDOW_MESSAGES
+    for unsent in (
+        "MessageRender.sources",
+        "MessageRender.entries",
+        "MessageRender.export",
+        "Message.artifact",
+    ):
+        assert decodes[1].get(unsent, 0) == 0
+    assert sizes[1] < 1_000_000
+
+
+def test_the_read_path_decodes_no_json_of_a_message_it_does_not_send(
+    owner: User, client: Client, decoded: Counter[str]
+) -> None:
+    thread, _ = long_thread(owner, 60)  # windows of 100, 100 and 40 messages
+    decoded.clear()
+
+    client.get(f"/threads/{thread.id}/")
+
+    # The last window's 40 messages: their citations, calls and parts; nothing of the other 200.
+    assert decoded["MessageRender.citations"] == 40
+    assert decoded["Message.tool_calls"] == 40
+    assert decoded["Message.parts"] == 40
+    # The panel's sources: the window's 10 searches' and the first window's source it cites.
+    assert decoded["ThreadSource.entry"] == 11
+    assert decoded["ThreadSource.evidence"] == 11
+    assert decoded.get("MessageRender.entries", 0) == 0
+    assert decoded.get("MessageRender.sources", 0) == 0
+
+
+def test_a_citation_of_a_source_retrieved_in_an_earlier_window_finds_it_in_the_panel(
+    owner: User, client: Client
+) -> None:
+    thread, first = long_thread(owner, 60)
+    place = ThreadSource.objects.get(thread=thread, handle=first)
+    assert place.window == 1
+
+    page = client.get(f"/threads/{thread.id}/").content.decode()
+
+    assert f'href="#{first}"' in page
+    panel = page.split("data-sources-panel", 1)[1]
+    assert f'id="{first}"' in panel
+    assert "[1]" in panel  # the thread's number for it, fixed at write
+    # Its backlinks name the answers of this window that cite it.
+    assert "answer 60" in panel
+
+
+def test_the_walk_goes_on_in_the_nearest_windows_holding_a_problem(owner: User, client: Client) -> None:
+    thread, _ = long_thread(owner, 60)  # a citation with no source in the first and the last window
+
+    last = client.get(f"/threads/{thread.id}/").content.decode()
+    middle = client.get(f"/threads/{thread.id}/?window=2").content.decode()
+    first = client.get(f"/threads/{thread.id}/?window=1").content.decode()
+
+    assert 'data-walk-before="?window=1#walk-last"' in last
+    assert "data-walk-after" not in last
+    assert 'data-walk-before="?window=1#walk-last"' in middle
+    assert 'data-walk-after="?window=3#walk-first"' in middle
+    assert 'data-walk-after="?window=3#walk-first"' in first
+    assert f'data-reason-handle="{NOWHERE}"' in first
+
+
+def test_a_tool_message_sends_its_summary_and_its_hits_load_from_the_fragment_route(
+    owner: User, client: Client
+) -> None:
+    thread = thread_create(owner=owner, title="Hits")
+    tool, formatted = record_search(
+        thread, RetrievalHit(text="Fact number 0 about the subject.", title="a.md")
+    )
+    (handle,) = hit_handles(formatted)
+    message_append(thread=thread, type="ai", content=f"Per [a](#{handle}).")
+
+    page = client.get(f"/threads/{thread.id}/").content.decode()
+    url = f"/threads/{thread.id}/messages/{tool.id}/hits/"
+    assert f'data-tool-hits="{url}"' in page
+    assert 'class="hit-head"' not in page
+
+    hits = client.get(url)
+    assert hits.status_code == 200
+    body = hits.content.decode()
+    assert 'class="hit-head"' in body
+    assert "Fact number 0 about the subject." in body
+    assert '<span class="hit-number citation-number">[1]</span>' in body  # the thread's number
+
+    other = User.objects.create_user("other", password="pw-other-1")
+    stranger = Client()
+    stranger.force_login(other)
+    assert stranger.get(url).status_code == 404
+    answer = thread.messages.get(seq=2)
+    assert client.get(f"/threads/{thread.id}/messages/{answer.id}/hits/").status_code == 404
+
+
+def test_a_re_render_keeps_every_window_and_every_place(owner: User) -> None:
+    thread, _ = long_thread(owner, 60)
+    windows = dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window"))
+    places = set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq"))
+
+    thread_rerender(thread=thread, force=True)
+
+    assert dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window")) == windows
+    assert (
+        set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq"))
+        == places
+    )
+    assert MessageRender.objects.filter(thread=thread).aggregate(last=Max("window"))["last"] == 3
