@@ -17,13 +17,19 @@ from django.db.models import Sum
 from django.db.models.functions import Length
 
 from knowledgeweb.ops import ratelimit
-from knowledgeweb.review.access import thread_access
-from knowledgeweb.review.errors import ReviewForbiddenError, VerdictInvalidError
+from knowledgeweb.review.access import thread_access, thread_get_for_writer
+from knowledgeweb.review.errors import ReviewForbiddenError, VerdictInvalidError, VerdictsPresentError
 from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind, QueueThread, ReviewQueue, Verdict
-from knowledgeweb.review.selectors import allowed_values, message_citation_count, message_item
+from knowledgeweb.review.selectors import (
+    allowed_values,
+    message_citation_count,
+    message_item,
+    thread_verdict_count,
+)
 from knowledgeweb.threads.errors import QuotaExceededError, ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import quotas
+from knowledgeweb.threads.services import thread_delete
 from knowledgeweb.threads.text import text_problem
 
 NOT_A_REVIEWER = "You do not review this thread: only its queues' reviewers and lead record verdicts."
@@ -167,3 +173,25 @@ def queue_thread_add(*, owner: User | AnonymousUser, thread_id: UUID | str, queu
         queue=queue, thread=access.thread, defaults={"added_by_id": access.user_id}
     )
     return entry
+
+
+def thread_delete_counted(
+    *, owner: User | AnonymousUser, thread_id: UUID | str, confirm_verdicts: int | None = None
+) -> int:
+    """Delete ``owner``'s thread with its verdicts, and return how many verdicts went with it.
+
+    A thread holding verdicts is deleted only when ``confirm_verdicts`` equals their count
+    (``VerdictsPresentError``, 409, naming it otherwise: nothing is deleted). A reviewer or
+    lead of the thread gets ``ReviewForbiddenError`` (403), anyone else ``ThreadNotFound``.
+    """
+    thread = thread_get_for_writer(user=owner, thread_id=thread_id)
+    count = thread_verdict_count(thread_id=thread.pk)
+    if count and confirm_verdicts != count:
+        plural = "verdict" if count == 1 else "verdicts"
+        raise VerdictsPresentError(
+            f"This thread holds {count} reviewers' {plural}; they would be deleted with it. "
+            f"Confirm with confirm_verdicts={count}. Nothing was deleted.",
+            verdicts=count,
+        )
+    thread_delete(owner=owner, thread_id=thread.pk)
+    return count
