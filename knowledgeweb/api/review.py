@@ -95,7 +95,7 @@ class ReviewOut(Schema):
 
 
 _ERRORS: dict[int, Any] = {401: ReviewErrorOut, 403: ReviewErrorOut, 404: ReviewErrorOut, 422: ReviewErrorOut}
-_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 413: ReviewErrorOut}
+_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ReviewErrorOut, 413: ReviewErrorOut}
 
 
 def _verdict_out(verdict: Verdict) -> VerdictOut:
