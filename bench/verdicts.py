@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 if __package__ in {None, ""}:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,7 +29,7 @@ def main() -> int:
 
     from knowledgeweb.knowledge import RetrievalHit
     from knowledgeweb.review.models import ReviewQueue, Verdict
-    from knowledgeweb.threads.models import Thread
+    from knowledgeweb.threads.models import Message, Thread
     from knowledgeweb.threads.rendering.pipeline import render_counter
     from knowledgeweb.threads.services import message_append, thread_create
     from tests.searches import hit_handles, record_search
@@ -38,7 +39,7 @@ def main() -> int:
     lead = users.create_user("lead", password="lead-password-1")
     reviewers = [users.create_user(f"reviewer{n}", password=f"reviewer{n}-password-1") for n in (1, 2)]
 
-    def build(title: str) -> tuple[Thread, list[object]]:
+    def build(title: str) -> tuple[Thread, list[Message]]:
         thread = thread_create(owner=agent, title=title, agent_name="bench-bot")
         answers = []
         for n in range(ANSWERS):
@@ -109,7 +110,7 @@ def main() -> int:
     return finish()
 
 
-def _citations(answer: object) -> list[tuple[str, str]]:
+def _citations(answer: Any) -> list[tuple[str, str]]:
     from knowledgeweb.threads.models import MessageRender
 
     render = MessageRender.objects.get(message=answer)
