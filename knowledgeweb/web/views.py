@@ -89,7 +89,7 @@ def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     """The thread's page: its owner's to read and write; its review queues' reviewers and lead,
     and an admin allowed to read any thread (``reads_any_thread``), read it here without any
-    write control (docs/decisions.md, docs/review.md). The verdicts the reader may see are laid
+    write control (docs/decisions/0043-admins-read-any-thread-in-the-viewer.md, docs/review.md). The verdicts the reader may see are laid
     over the stored render as chips."""
     access = read_access(request, thread_id)
     thread = access.thread
