@@ -18,10 +18,21 @@ from knowledgeweb.api.auth import rate_limit_key, request_user
 from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.review.access import thread_access
 from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind
-from knowledgeweb.review.selectors import ItemVerdicts, VerdictView, guidelines_html, thread_review
+from knowledgeweb.review.reading import guidelines_html
+from knowledgeweb.review.selectors import ItemVerdicts, VerdictView, thread_review
 from knowledgeweb.review.services import verdict_record
 
 router = Router(tags=["review"])
+
+
+class DeleteQuery(Schema):
+    """``DELETE /api/threads/{id}``'s confirmation that reviewers' verdicts go with the thread."""
+
+    confirm_verdicts: int | None = Field(
+        None,
+        ge=0,
+        description="How many reviewers' verdicts the thread holds (409 names it): they go with it.",
+    )
 
 
 class ReviewErrorOut(Schema):

@@ -20,6 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA, KEYS
+from knowledgeweb.api.review import DeleteQuery
 from knowledgeweb.api.text import (
     NO_NUL_PATTERN,
     JsonObject,
@@ -44,11 +45,7 @@ from knowledgeweb.threads.selectors import (
     thread_messages,
     thread_page_for_owner,
 )
-from knowledgeweb.threads.services import (
-    message_append,
-    thread_create,
-    thread_import_body,
-)
+from knowledgeweb.threads.services import message_append, thread_create, thread_import_body
 from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
@@ -276,14 +273,6 @@ class ThreadListQuery(Schema):
     )
 
 
-class DeleteQuery(Schema):
-    confirm_verdicts: int | None = Field(
-        None,
-        ge=0,
-        description="How many reviewers' verdicts the thread holds (409 names it): they go with it.",
-    )
-
-
 class ExportQuery(Schema):
     format: Literal["json", "markdown"] = "json"
 
@@ -445,8 +434,7 @@ def _json_body(request: HttpRequest) -> Any:
 
 @router.get("/{thread_id}", response={200: ThreadDetailOut, **_THREAD_ERRORS}, summary="Get a thread")
 def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
-    """The thread with all its messages, in order. Its owner and its review queues' reviewers
-    and lead read it; anyone else's request answers 404."""
+    """The thread with all its messages, in order; to its owner, reviewers and lead (else 404)."""
     thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     messages = thread_messages(thread=thread)
     out = _thread_out(thread, len(messages))
@@ -459,13 +447,10 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
     summary="Delete a thread",
 )
 def delete_thread(request: HttpRequest, thread_id: UUID, query: Query[DeleteQuery]) -> Status[None]:
-    """Delete your thread and every message in it. A thread holding reviewers' verdicts is
-    deleted only with ``confirm_verdicts`` set to how many it holds (409 ``verdicts_present``
-    naming the count otherwise, nothing deleted). Its reviewers get 403; anyone else's
-    thread answers 404 and is left as it is."""
-    thread_delete_counted(
-        owner=request_user(request), thread_id=thread_id, confirm_verdicts=query.confirm_verdicts
-    )
+    """Delete your thread and every message in it; one holding verdicts needs ``confirm_verdicts``
+    = their count (409 ``verdicts_present`` otherwise). A reviewer gets 403, anyone else 404."""
+    user, confirm = request_user(request), query.confirm_verdicts
+    thread_delete_counted(owner=user, thread_id=thread_id, confirm_verdicts=confirm)
     return Status(204, None)
 
 
@@ -507,7 +492,6 @@ def thread_citation_report(request: HttpRequest, thread_id: UUID) -> CitationRep
     ``state`` is ``resolved`` (valid evidence in an earlier tool message of the
     thread), ``unresolved`` (a well-formed href without such evidence) or
     ``malformed`` (looks like a knowledge citation but is not an accepted form).
-    Its owner and its review queues' reviewers and lead read it; anyone else 404.
     """
     thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     return citation_report_out(thread=thread)
@@ -547,14 +531,10 @@ def citation_report_out(*, thread: Thread) -> CitationReportOut:
 )
 def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
     """``format=json`` gives the messages exactly as stored (also a valid import body);
-    ``format=markdown`` turns resolved citations into numbered references with their evidence;
-    for a reviewer its header also says "judged n of m" and the verdict counts they may see.
-    Its owner and its review queues' reviewers and lead read it; anyone else 404."""
+    ``format=markdown`` turns resolved citations into numbered references with their evidence
+    (for a reviewer, "judged n of m" in its header). Reviewers and the lead read it too."""
     access = thread_access(user=request_user(request), thread_id=thread_id)
     export = thread_export(thread=access.thread, format=query.format)
-    content = (
-        export_with_review(export.content, access=access) if query.format == "markdown" else export.content
-    )
-    response = HttpResponse(content, content_type=export.content_type)
+    response = HttpResponse(export_with_review(export, access=access), content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response

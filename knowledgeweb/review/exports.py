@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from knowledgeweb.review.access import ThreadAccess
 from knowledgeweb.review.selectors import thread_review
+from knowledgeweb.threads.rendering.export import ThreadExport
 
 #: The export header's last line before the review's (``threads.rendering.export``).
 _AFTER = "\n- Citations: "
 
 
-def export_with_review(content: str, *, access: ThreadAccess) -> str:
-    """``content`` (a Markdown export) with ``- Review: judged n of m · counts`` added to its
+def export_with_review(export: ThreadExport, *, access: ThreadAccess) -> str:
+    """The export's content; a Markdown export with ``- Review: judged n of m · counts`` added to its
     header for a reader who reviews the thread or may see verdicts on it; as it was otherwise.
     The counts are the verdicts this reader may see (blind until judged, the lead sees all)."""
+    content = export.content
+    if not export.filename.endswith(".md"):
+        return content
     review = thread_review(access=access)
     if not review.reviews and not any(entry.history for entry in review.items):
         return content

@@ -22,13 +22,8 @@ from knowledgeweb.errors import DomainError
 from knowledgeweb.review.access import ThreadAccess, thread_access
 from knowledgeweb.review.errors import VerdictInvalidError
 from knowledgeweb.review.models import ItemKind
-from knowledgeweb.review.selectors import (
-    answer_texts,
-    thread_guidelines,
-    thread_item_evidence,
-    thread_items,
-    thread_review,
-)
+from knowledgeweb.review.reading import answer_texts, thread_guidelines, thread_item_evidence
+from knowledgeweb.review.selectors import thread_items, thread_review
 from knowledgeweb.review.services import verdict_record
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.web.errors import error_page

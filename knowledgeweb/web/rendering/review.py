@@ -19,10 +19,10 @@ from django.utils.safestring import SafeString
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.passages import excerpt_segments
 from knowledgeweb.review.models import ItemKind
+from knowledgeweb.review.reading import ItemEvidence
 from knowledgeweb.review.selectors import (
     VERDICT_ICONS,
     VERDICT_WORDS,
-    ItemEvidence,
     ItemVerdicts,
     ReviewItem,
     ThreadReview,
