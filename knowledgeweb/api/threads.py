@@ -20,6 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA, KEYS
 from knowledgeweb.api.messages import MessageIn, message_record
+from knowledgeweb.api.review import DeleteQuery
 from knowledgeweb.api.text import (
     NO_NUL_PATTERN,
     StorableInput,
@@ -38,6 +39,9 @@ from knowledgeweb.api.thread_out import (
     message_out,
     thread_out,
 )
+from knowledgeweb.review.access import thread_access, thread_get_for_review_reader, thread_get_for_writer
+from knowledgeweb.review.exports import export_with_review
+from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
@@ -45,15 +49,10 @@ from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
     thread_citations,
     thread_export,
-    thread_get_for_owner,
     thread_messages,
     thread_page_for_owner,
 )
-from knowledgeweb.threads.services import (
-    thread_create,
-    thread_delete,
-    thread_import_body,
-)
+from knowledgeweb.threads.services import thread_create, thread_import_body
 from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
 
 router = Router(tags=["threads"])
@@ -276,8 +275,8 @@ def _json_body(request: HttpRequest) -> Any:
 
 @router.get("/{thread_id}", response={200: ThreadDetailOut, **_THREAD_ERRORS}, summary="Get a thread")
 def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
-    """The thread with all its messages, in order. Another user's thread answers 404."""
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    """The thread with all its messages, in order; to its owner, reviewers and lead (else 404)."""
+    thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     messages = thread_messages(thread=thread)
     out = thread_out(thread, len(messages))
     return ThreadDetailOut(**out.model_dump(), messages=[message_out(m) for m in messages])
@@ -285,13 +284,14 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
 
 @router.delete(
     "/{thread_id}",
-    response={204: None, **_THREAD_ERRORS},
+    response={204: None, **_THREAD_ERRORS, 409: ErrorOut},
     summary="Delete a thread",
 )
-def delete_thread(request: HttpRequest, thread_id: UUID) -> Status[None]:
-    """Delete your thread and every message in it. Another user's thread answers 404
-    and is left as it is."""
-    thread_delete(owner=request_user(request), thread_id=thread_id)
+def delete_thread(request: HttpRequest, thread_id: UUID, query: Query[DeleteQuery]) -> Status[None]:
+    """Delete your thread and every message in it; one holding verdicts needs ``confirm_verdicts``
+    = their count (409 ``verdicts_present`` otherwise). A reviewer gets 403, anyone else 404."""
+    user, confirm = request_user(request), query.confirm_verdicts
+    thread_delete_counted(owner=user, thread_id=thread_id, confirm_verdicts=confirm)
     return Status(204, None)
 
 
@@ -311,7 +311,7 @@ def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) ->
     Appends count against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``).
     """
     rate_limit(request, "write")
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    thread = thread_get_for_writer(user=request_user(request), thread_id=thread_id)
     return Status(201, message_out(message_record(thread=thread, payload=payload)))
 
 
@@ -327,7 +327,7 @@ def thread_citation_report(request: HttpRequest, thread_id: UUID) -> CitationRep
     thread), ``unresolved`` (a well-formed href without such evidence) or
     ``malformed`` (looks like a knowledge citation but is not an accepted form).
     """
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     return citation_report_out(thread=thread)
 
 
@@ -396,13 +396,14 @@ def export_thread(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     openapi_extra={"responses": {"200": _MARKDOWN_RESPONSE}},
 )
 def export_thread_markdown(request: HttpRequest, thread_id: UUID) -> HttpResponse:
-    """Resolved citations become numbered references with their evidence (``text/markdown``)."""
+    """Resolved citations become numbered references with their evidence (``text/markdown``);
+    for a reviewer, "judged n of m" in its header. Reviewers and the lead read it too."""
     return _export(request, thread_id, "markdown")
 
 
 def _export(request: HttpRequest, thread_id: UUID, format: Literal["json", "markdown"]) -> HttpResponse:
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    export = thread_export(thread=thread, format=format)
-    response = HttpResponse(export.content, content_type=export.content_type)
+    access = thread_access(user=request_user(request), thread_id=thread_id)
+    export = thread_export(thread=access.thread, format=format)
+    response = HttpResponse(export_with_review(export, access=access), content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response

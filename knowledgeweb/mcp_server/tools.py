@@ -41,7 +41,7 @@ from knowledgeweb.api.threads import (
 from knowledgeweb.mcp_server import limits
 from knowledgeweb.mcp_server.errors import arguments_invalid, error_body, is_internal
 from knowledgeweb.mcp_server.identity import Caller
-from knowledgeweb.threads.selectors import thread_get_for_owner
+from knowledgeweb.review.access import thread_get_for_review_reader, thread_get_for_writer
 from knowledgeweb.threads.services import thread_create
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def _record_question(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult
 
 def _recorded(caller: Caller, thread_id: UUID, payload: MessageIn) -> ToolResult:
     """Append ``payload`` as the API's append does (``message_record``) and answer its JSON."""
-    thread = thread_get_for_owner(owner=caller.user, thread_id=thread_id)
+    thread = thread_get_for_writer(user=caller.user, thread_id=thread_id)
     message = message_record(thread=thread, payload=payload)
     text, structured = _rendered(MessageOut.model_validate(message, from_attributes=True))
     return ToolResult(text=text, structured=structured, status=201)
@@ -150,7 +150,7 @@ def _recorded(caller: Caller, thread_id: UUID, payload: MessageIn) -> ToolResult
 
 def _citation_report(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
     payload = ThreadArguments.model_validate(arguments)
-    thread = thread_get_for_owner(owner=caller.user, thread_id=payload.thread_id)
+    thread = thread_get_for_review_reader(reader=caller.user, thread_id=payload.thread_id)
     text, structured = _rendered(citation_report_out(thread=thread))
     return ToolResult(text=text, structured=structured)
 
