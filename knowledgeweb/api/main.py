@@ -42,7 +42,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from knowledgeweb.api import compose, knowledge, threads
+from knowledgeweb.api import compose, knowledge, review_queues, threads
 from knowledgeweb.api.auth import api_auth
 from knowledgeweb.errors import DomainError
 from knowledgeweb.ops.apierrors import code_for
@@ -148,6 +148,7 @@ api = KnowledgewebAPI(
 api.add_router("/threads", threads.router)
 api.add_router("/threads", compose.router)  # POST /threads/{id}/ask (issue 13)
 api.add_router("/knowledge", knowledge.router)
+api.add_router("/review/queues", review_queues.router)  # issue 27
 
 
 def _error(request: HttpRequest, status: int, detail: str, **extra: object) -> HttpResponse:

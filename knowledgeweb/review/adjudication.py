@@ -25,9 +25,7 @@ def queue_get_for_reviewer(*, user: User | AnonymousUser, queue_id: int) -> Revi
     """The queue, when ``user`` reviews in it or leads it; else ``QueueNotFound`` (404)."""
     if not user.is_authenticated:
         raise QueueNotFound("Review queue not found.")
-    queue = (
-        ReviewQueue.objects.filter(Q(reviewers=user) | Q(lead=user), pk=queue_id).distinct().first()
-    )
+    queue = ReviewQueue.objects.filter(Q(reviewers=user) | Q(lead=user), pk=queue_id).distinct().first()
     if queue is None:
         raise QueueNotFound("Review queue not found.")
     return queue

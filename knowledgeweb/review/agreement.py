@@ -50,7 +50,8 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     observed = sum(1 for a, b in pairs if a == b) / n
     categories = {v for pair in pairs for v in pair}
     expected = sum(
-        (sum(1 for a, _ in pairs if a == c) / n) * (sum(1 for _, b in pairs if b == c) / n) for c in categories
+        (sum(1 for a, _ in pairs if a == c) / n) * (sum(1 for _, b in pairs if b == c) / n)
+        for c in categories
     )
     if expected == 1:
         return None

@@ -117,7 +117,15 @@ def threads_items(thread_ids: Collection[UUID]) -> dict[UUID, ThreadItems]:
         Verdict.objects.filter(thread_id__in=list(found))
         .order_by("created_at", "id")
         .values_list(
-            "thread_id", "message_id", "kind", "position", "href", "reviewer_id", "value", "note", "created_at"
+            "thread_id",
+            "message_id",
+            "kind",
+            "position",
+            "href",
+            "reviewer_id",
+            "value",
+            "note",
+            "created_at",
         )
     )
     for thread_id, message_id, kind, position, href, reviewer_id, value, note, created_at in rows.iterator(

@@ -133,9 +133,7 @@ def threads_progress(
             judged=items,
             overlap=queue.overlap,
             disputed=sum(1 for j in judgements if is_disputed(j)),
-            does_not_support=any(
-                v.value == "does_not_support" for j in judgements for v in j.values()
-            ),
+            does_not_support=any(v.value == "does_not_support" for j in judgements for v in j.values()),
         )
     return progress
 
@@ -174,8 +172,9 @@ def queue_progress(queue: ReviewQueue, *, now: datetime | None = None) -> QueueP
 def _ensure_slots(queue: ReviewQueue, thread_ids: Sequence[UUID], now: datetime) -> None:
     """Create the missing slots of these threads (idempotent under concurrency)."""
     existing = Counter(
-        Reservation.objects.filter(queue=queue, thread_id__in=list(thread_ids), slot__lte=queue.overlap)
-        .values_list("thread_id", flat=True)
+        Reservation.objects.filter(
+            queue=queue, thread_id__in=list(thread_ids), slot__lte=queue.overlap
+        ).values_list("thread_id", flat=True)
     )
     missing = [
         Reservation(queue=queue, thread_id=thread_id, slot=slot, expires_at=now)
@@ -187,9 +186,7 @@ def _ensure_slots(queue: ReviewQueue, thread_ids: Sequence[UUID], now: datetime)
         Reservation.objects.bulk_create(missing, ignore_conflicts=True)
 
 
-def _settle_finished(
-    queue: ReviewQueue, candidates: dict[UUID, ThreadProgress], now: datetime
-) -> None:
+def _settle_finished(queue: ReviewQueue, candidates: dict[UUID, ThreadProgress], now: datetime) -> None:
     """Mark the slots of reviewers who judged every item ``finished``, and unmark those whose
     thread gained items since; a finished reviewer without a slot takes a free one, so the
     slots left for others are the overlap the thread still needs."""
@@ -258,8 +255,9 @@ def _resume(
     """My own slot on a thread that still needs me: held, expired or reopened, it is mine
     again unless someone took it meanwhile (the UPDATE names me as its holder)."""
     mine = list(
-        Reservation.objects.filter(queue=queue, reviewer=reviewer, thread_id__in=list(candidates))
-        .values_list("pk", "thread_id")
+        Reservation.objects.filter(
+            queue=queue, reviewer=reviewer, thread_id__in=list(candidates)
+        ).values_list("pk", "thread_id")
     )
     order = {thread_id: n for n, thread_id in enumerate(candidates)}
     for pk, _thread_id in sorted(mine, key=lambda row: order[row[1]]):
@@ -272,9 +270,7 @@ def _resume(
     return None
 
 
-def queue_next(
-    *, queue: ReviewQueue, reviewer: User, now: datetime | None = None
-) -> Reservation | None:
+def queue_next(*, queue: ReviewQueue, reviewer: User, now: datetime | None = None) -> Reservation | None:
     """Reserve for ``reviewer`` the next thread of ``queue`` that still needs their verdicts,
     and return the reservation (its ``thread`` and ``expires_at``); None when none is left."""
     for _attempt in range(CLAIM_ATTEMPTS):

@@ -43,7 +43,8 @@ def test_membership_is_the_owners_threads_narrowed_by_agent_and_the_threads_adde
     queue.save()
     QueueThread.objects.create(queue=queue, thread=added, added_by=other)
     assert set(queue_threads(queue)) == {kept, added}
-    assert narrowed_out not in queue_threads(queue) and foreign not in queue_threads(queue)
+    assert narrowed_out not in queue_threads(queue)
+    assert foreign not in queue_threads(queue)
 
 
 def test_states_move_with_verdicts_and_a_new_message_reopens_a_done_thread(db: None) -> None:
@@ -53,7 +54,8 @@ def test_states_move_with_verdicts_and_a_new_message_reopens_a_done_thread(db: N
     assert len(items_of(thread)) == 3  # two citations and the answer
     assert _state(queue, thread) == ThreadState.NEEDS_REVIEW
     reservation = queue_next(queue=queue, reviewer=first)
-    assert reservation is not None and reservation.thread_id == thread.id
+    assert reservation is not None
+    assert reservation.thread_id == thread.id
     assert _state(queue, thread) == ThreadState.IN_REVIEW
     judge(thread, first, "supports")
     reservation_release(queue=queue, reviewer=first, thread_id=thread.id)
@@ -75,12 +77,16 @@ def test_next_hands_out_what_still_needs_me_and_none_when_nothing_does(db: None)
     first, second = cited_thread(agent, title="First"), cited_thread(agent, title="Second")
     queue = queue_for([agent], [me])
     taken = queue_next(queue=queue, reviewer=me)
-    assert taken is not None and taken.thread_id == first.id
+    assert taken is not None
+    assert taken.thread_id == first.id
     again = queue_next(queue=queue, reviewer=me)  # not finished: the same thread, held again
-    assert again is not None and again.thread_id == first.id and again.pk == taken.pk
+    assert again is not None
+    assert again.thread_id == first.id
+    assert again.pk == taken.pk
     judge(first, me, "supports")
     following = queue_next(queue=queue, reviewer=me)
-    assert following is not None and following.thread_id == second.id
+    assert following is not None
+    assert following.thread_id == second.id
     judge(second, me, "supports")
     assert queue_next(queue=queue, reviewer=me) is None
 
@@ -98,7 +104,8 @@ def test_holders_never_exceed_the_overlap_still_needed_and_expiry_frees(db: None
     assert queue_next(queue=queue, reviewer=c) is None
     later = timezone.now() + timedelta(minutes=queue.reservation_minutes + 1)
     freed = queue_next(queue=queue, reviewer=c, now=later)  # b's hold ran out
-    assert freed is not None and freed.thread_id == thread.id
+    assert freed is not None
+    assert freed.thread_id == thread.id
     holders = Reservation.objects.filter(queue=queue, thread=thread, finished=False, expires_at__gt=later)
     assert list(holders.values_list("reviewer_id", flat=True)) == [c.pk]
     assert Reservation.objects.filter(queue=queue, thread=thread, reviewer=a, finished=True).exists()

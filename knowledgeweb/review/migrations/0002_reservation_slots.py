@@ -6,36 +6,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('review', '0001_initial'),
-        ('threads', '0008_thread_source_numbers_and_problem_counts'),
+        ("review", "0001_initial"),
+        ("threads", "0008_thread_source_numbers_and_problem_counts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reservation',
-            name='claim',
+            model_name="reservation",
+            name="claim",
             field=models.UUIDField(blank=True, null=True, unique=True),
         ),
         migrations.AddField(
-            model_name='reservation',
-            name='finished',
+            model_name="reservation",
+            name="finished",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='reservation',
-            name='slot',
+            model_name="reservation",
+            name="slot",
             field=models.PositiveSmallIntegerField(default=1),
         ),
         migrations.AlterField(
-            model_name='reservation',
-            name='reviewer',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="reservation",
+            name="reviewer",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reservation',
-            constraint=models.UniqueConstraint(fields=('queue', 'thread', 'slot'), name='reservation_slot_once'),
+            model_name="reservation",
+            constraint=models.UniqueConstraint(
+                fields=("queue", "thread", "slot"), name="reservation_slot_once"
+            ),
         ),
     ]
