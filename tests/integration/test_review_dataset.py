@@ -75,7 +75,7 @@ def test_every_row_validates_and_carries_claim_evidence_and_verdicts(
 
 
 def test_the_leads_final_verdict_wins_over_any_majority(judged: dict[str, Any]) -> None:
-    citation = [i for i in items_of(judged["thread"]) if i.key.position == 2][0]
+    citation = next(i for i in items_of(judged["thread"]) if i.key.position == 2)
     final_verdict_record(
         queue=judged["queue"],
         lead=judged["lead"],
