@@ -19,7 +19,7 @@ from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.auth import rate_limit_key, request_user
 from knowledgeweb.api.text import NonBlankText, StorableInput, Text
 from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
-from knowledgeweb.threads.selectors import thread_get_for_owner
+from knowledgeweb.review.access import thread_get_for_writer
 
 router = Router(tags=["threads"])
 
@@ -101,7 +101,7 @@ def thread_ask(request: HttpRequest, thread_id: UUID, payload: AskIn) -> Any:
     cannot be stored) is a recorded outcome: 200 with ``status: "failed"`` and the reason in ``code``.
     """
     user = request_user(request)
-    thread = thread_get_for_owner(owner=user, thread_id=thread_id)
+    thread = thread_get_for_writer(user=user, thread_id=thread_id)
     try:
         # The turn service counts the question against the caller's limit (RATE_LIMIT_ASK, per
         # token): past it ``RateLimited`` is the API's 429, and nothing runs.

@@ -24,6 +24,7 @@ from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.providers.registry import all_query_modes, provider_specs
 from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
+from knowledgeweb.review.access import thread_get_for_writer
 
 router = Router(tags=["knowledge"])
 
@@ -228,6 +229,9 @@ def search_run(*, user: User, payload: SearchIn) -> SearchOut:
         )
     else:
         scope = payload.scope
+    if payload.thread_id is not None:
+        # A reviewer may read the thread but not append to it: 403 before any search runs.
+        thread_get_for_writer(user=user, thread_id=payload.thread_id)
     outcome = retrieval_search(
         user=user,
         tool=payload.tool,

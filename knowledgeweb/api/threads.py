@@ -30,6 +30,9 @@ from knowledgeweb.api.text import (
     storable,
 )
 from knowledgeweb.knowledge import Evidence
+from knowledgeweb.review.access import thread_access, thread_get_for_review_reader, thread_get_for_writer
+from knowledgeweb.review.exports import export_with_review
+from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.models import Message, Thread
@@ -38,14 +41,12 @@ from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
     thread_citations,
     thread_export,
-    thread_get_for_owner,
     thread_messages,
     thread_page_for_owner,
 )
 from knowledgeweb.threads.services import (
     message_append,
     thread_create,
-    thread_delete,
     thread_import_body,
 )
 from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC, content_text
@@ -275,6 +276,14 @@ class ThreadListQuery(Schema):
     )
 
 
+class DeleteQuery(Schema):
+    confirm_verdicts: int | None = Field(
+        None,
+        ge=0,
+        description="How many reviewers' verdicts the thread holds (409 names it): they go with it.",
+    )
+
+
 class ExportQuery(Schema):
     format: Literal["json", "markdown"] = "json"
 
@@ -436,8 +445,9 @@ def _json_body(request: HttpRequest) -> Any:
 
 @router.get("/{thread_id}", response={200: ThreadDetailOut, **_THREAD_ERRORS}, summary="Get a thread")
 def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
-    """The thread with all its messages, in order. Another user's thread answers 404."""
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    """The thread with all its messages, in order. Its owner and its review queues' reviewers
+    and lead read it; anyone else's request answers 404."""
+    thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     messages = thread_messages(thread=thread)
     out = _thread_out(thread, len(messages))
     return ThreadDetailOut(**out.model_dump(), messages=[_message_out(m) for m in messages])
@@ -445,13 +455,17 @@ def get_thread(request: HttpRequest, thread_id: UUID) -> ThreadDetailOut:
 
 @router.delete(
     "/{thread_id}",
-    response={204: None, **_THREAD_ERRORS},
+    response={204: None, **_THREAD_ERRORS, 409: ErrorOut},
     summary="Delete a thread",
 )
-def delete_thread(request: HttpRequest, thread_id: UUID) -> Status[None]:
-    """Delete your thread and every message in it. Another user's thread answers 404
-    and is left as it is."""
-    thread_delete(owner=request_user(request), thread_id=thread_id)
+def delete_thread(request: HttpRequest, thread_id: UUID, query: Query[DeleteQuery]) -> Status[None]:
+    """Delete your thread and every message in it. A thread holding reviewers' verdicts is
+    deleted only with ``confirm_verdicts`` set to how many it holds (409 ``verdicts_present``
+    naming the count otherwise, nothing deleted). Its reviewers get 403; anyone else's
+    thread answers 404 and is left as it is."""
+    thread_delete_counted(
+        owner=request_user(request), thread_id=thread_id, confirm_verdicts=query.confirm_verdicts
+    )
     return Status(204, None)
 
 
@@ -469,7 +483,7 @@ def append_message(request: HttpRequest, thread_id: UUID, payload: MessageIn) ->
     Appends count against your write limit (``RATE_LIMIT_WRITE``, 429 with ``Retry-After``).
     """
     rate_limit(request, "write")
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    thread = thread_get_for_writer(user=request_user(request), thread_id=thread_id)
     message = message_append(
         thread=thread,
         type=payload.type,
@@ -493,8 +507,9 @@ def thread_citation_report(request: HttpRequest, thread_id: UUID) -> CitationRep
     ``state`` is ``resolved`` (valid evidence in an earlier tool message of the
     thread), ``unresolved`` (a well-formed href without such evidence) or
     ``malformed`` (looks like a knowledge citation but is not an accepted form).
+    Its owner and its review queues' reviewers and lead read it; anyone else 404.
     """
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
+    thread = thread_get_for_review_reader(reader=request_user(request), thread_id=thread_id)
     return citation_report_out(thread=thread)
 
 
@@ -532,9 +547,14 @@ def citation_report_out(*, thread: Thread) -> CitationReportOut:
 )
 def export_thread(request: HttpRequest, thread_id: UUID, query: Query[ExportQuery]) -> HttpResponse:
     """``format=json`` gives the messages exactly as stored (also a valid import body);
-    ``format=markdown`` turns resolved citations into numbered references with their evidence."""
-    thread = thread_get_for_owner(owner=request_user(request), thread_id=thread_id)
-    export = thread_export(thread=thread, format=query.format)
-    response = HttpResponse(export.content, content_type=export.content_type)
+    ``format=markdown`` turns resolved citations into numbered references with their evidence;
+    for a reviewer its header also says "judged n of m" and the verdict counts they may see.
+    Its owner and its review queues' reviewers and lead read it; anyone else 404."""
+    access = thread_access(user=request_user(request), thread_id=thread_id)
+    export = thread_export(thread=access.thread, format=query.format)
+    content = (
+        export_with_review(export.content, access=access) if query.format == "markdown" else export.content
+    )
+    response = HttpResponse(content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response

@@ -40,7 +40,7 @@ from knowledgeweb.api.threads import (
 from knowledgeweb.mcp_server import limits
 from knowledgeweb.mcp_server.errors import arguments_invalid, error_body, is_internal
 from knowledgeweb.mcp_server.identity import Caller
-from knowledgeweb.threads.selectors import thread_get_for_owner
+from knowledgeweb.review.access import thread_get_for_review_reader, thread_get_for_writer
 from knowledgeweb.threads.services import message_append, thread_create
 
 logger = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def _append_answer(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
     answer = AnswerArguments.model_validate(arguments)
     # The API's message validation (no NUL, ...); the length limit is the service's.
     payload = MessageIn.model_validate({"type": "ai", "content": answer.content})
-    thread = thread_get_for_owner(owner=caller.user, thread_id=answer.thread_id)
+    thread = thread_get_for_writer(user=caller.user, thread_id=answer.thread_id)
     message = message_append(thread=thread, type="ai", content=str(payload.content))
     text, structured = _rendered(MessageOut.model_validate(message, from_attributes=True))
     return ToolResult(text=text, structured=structured, status=201)
@@ -125,7 +125,7 @@ def _append_answer(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
 
 def _citation_report(caller: Caller, arguments: Mapping[str, Any]) -> ToolResult:
     payload = ThreadArguments.model_validate(arguments)
-    thread = thread_get_for_owner(owner=caller.user, thread_id=payload.thread_id)
+    thread = thread_get_for_review_reader(reader=caller.user, thread_id=payload.thread_id)
     text, structured = _rendered(citation_report_out(thread=thread))
     return ToolResult(text=text, structured=structured)
 

@@ -25,6 +25,7 @@ from uuid import UUID
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -45,9 +46,10 @@ from knowledgeweb.composer.services import (
 )
 from knowledgeweb.ops import ratelimit
 from knowledgeweb.retrieval import retrieval_capabilities
+from knowledgeweb.review.access import thread_get_for_writer
+from knowledgeweb.review.errors import ReviewForbiddenError
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.web.errors import error_json, error_page
 
 #: The web pages search and compose as the user, not as an agent.
@@ -137,9 +139,11 @@ def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
 
 def _owned_thread(request: HttpRequest, thread_id: UUID) -> Thread:
     try:
-        return thread_get_for_owner(owner=request.user, thread_id=thread_id)
+        return thread_get_for_writer(user=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
+    except ReviewForbiddenError as exc:  # a reviewer reads the thread but never asks in it
+        raise PermissionDenied(str(exc)) from exc
 
 
 @login_required

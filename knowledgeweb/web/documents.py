@@ -29,8 +29,9 @@ from knowledgeweb.library.selectors import (
     collections_for_user,
     passage_window,
 )
+from knowledgeweb.review.access import thread_get_for_review_reader
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.selectors import thread_answer_number, thread_get_for_reader
+from knowledgeweb.threads.selectors import thread_answer_number
 
 NOT_FOUND = "No such passage."
 #: A citation's anchor on its thread page (``threads.rendering.message.citation_anchor_prefix``).
@@ -94,7 +95,7 @@ def _citing(request: HttpRequest) -> Citing | None:
     if match is None:
         raise Http404(NOT_FOUND)
     try:
-        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
+        thread = thread_get_for_review_reader(reader=request.user, thread_id=thread_id, staff=True)
     except ThreadNotFound as exc:
         raise Http404(NOT_FOUND) from exc
     answer = thread_answer_number(thread=thread, message_hex=match.group(1))

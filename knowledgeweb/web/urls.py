@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, compose, contents, documents, views
+from knowledgeweb.web import ask, compose, contents, documents, review, views
 
 app_name = "web"
 
@@ -10,6 +10,14 @@ urlpatterns = [
     path("", views.thread_list, name="thread-list"),
     path("threads/<uuid:thread_id>/", views.thread_detail, name="thread-detail"),
     path("threads/<uuid:thread_id>/delete/", views.thread_delete_confirm, name="thread-delete"),
+    # Issue 26: review mode, verdict forms, the thread-scoped evidence of one citation.
+    path("threads/<uuid:thread_id>/review/", review.review_mode, name="thread-review"),
+    path("threads/<uuid:thread_id>/review/verdict/", review.verdict_post, name="thread-verdict"),
+    path(
+        "threads/<uuid:thread_id>/evidence/<uuid:message_id>/<int:n>/",
+        review.citation_evidence,
+        name="thread-evidence",
+    ),
     path("ask/", ask.ask, name="ask"),
     path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),
     # Issue 13: streamed answers and follow-ups (knowledgeweb.web.compose).

@@ -7,26 +7,30 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from knowledgeweb.review.access import thread_get_for_writer
+from knowledgeweb.review.errors import ReviewForbiddenError, VerdictsPresentError
+from knowledgeweb.review.selectors import thread_review, thread_verdict_count
+from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
-    thread_get_for_owner,
-    thread_get_for_reader,
     thread_list_for_owner,
     thread_outline,
     thread_questions,
     thread_texts_matching,
 )
-from knowledgeweb.threads.services import thread_delete
 from knowledgeweb.web.compose import follow_up_form
 from knowledgeweb.web.outline import turn_outline
+from knowledgeweb.web.rendering.review import with_verdict_chips
 from knowledgeweb.web.rendering.thread import render_thread
+from knowledgeweb.web.review import read_access
 from knowledgeweb.web.snippets import snippet
 
 #: Threads per page of the list.
@@ -71,29 +75,34 @@ def _page_links(current: int, last: int, search: str) -> list[dict[str, object]]
 
 
 def _owned(request: HttpRequest, thread_id: UUID) -> Thread:
+    """The owner's thread; its reviewers get 403 (they read it, never change it), others 404."""
     try:
-        return thread_get_for_owner(owner=request.user, thread_id=thread_id)
+        return thread_get_for_writer(user=request.user, thread_id=thread_id)
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
+    except ReviewForbiddenError as exc:
+        raise PermissionDenied(str(exc)) from exc
 
 
 @require_safe
 @login_required
 def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
-    """The thread's page: its owner's to read and write; an admin allowed to read any thread
-    (``reads_any_thread``) reads it here without any write control (docs/decisions.md)."""
-    try:
-        thread = thread_get_for_reader(reader=request.user, thread_id=thread_id)
-    except ThreadNotFound as exc:
-        raise Http404(str(exc)) from exc
-    owned = thread.owner_id == request.user.pk
+    """The thread's page: its owner's to read and write; its review queues' reviewers and lead,
+    and an admin allowed to read any thread (``reads_any_thread``), read it here without any
+    write control (docs/decisions.md, docs/review.md). The verdicts the reader may see are laid
+    over the stored render as chips."""
+    access = read_access(request, thread_id)
+    thread = access.thread
+    owned = access.owner
     view = render_thread(thread, thread_outline(thread=thread))
+    view = with_verdict_chips(view, thread_review(access=access))
     outline = turn_outline(view, thread_questions(thread=thread))
     context = {
         "thread": thread,
         "view": view,
         "outline": outline,
         "owned": owned,
+        "access": access,
         "follow_up": follow_up_form(request) if owned else None,
     }
     return render(request, "web/thread_detail.html", context)
@@ -104,12 +113,21 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
 def thread_delete_confirm(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     """GET asks for confirmation; only the POST (CSRF-checked) deletes."""
     thread = _owned(request, thread_id)
+    verdicts = thread_verdict_count(thread_id=thread.pk)
+    context = {"thread": thread, "verdicts": verdicts}
     if request.method != "POST":
-        return render(request, "web/thread_delete.html", {"thread": thread})
+        return render(request, "web/thread_delete.html", context)
     title = thread.title
+    confirmed = request.POST.get("verdicts", "0")
     try:
-        thread_delete(owner=request.user, thread_id=thread_id)
+        thread_delete_counted(
+            owner=request.user,
+            thread_id=thread_id,
+            confirm_verdicts=int(confirmed) if confirmed.isdigit() and len(confirmed) <= 9 else None,
+        )
     except ThreadNotFound as exc:  # deleted by a concurrent request
         raise Http404(str(exc)) from exc
+    except VerdictsPresentError as exc:  # verdicts recorded since the page was shown: ask again
+        return render(request, "web/thread_delete.html", {**context, "verdicts": exc.verdicts}, status=409)
     messages.success(request, f"Deleted the thread “{title}”.")
     return redirect("web:thread-list")

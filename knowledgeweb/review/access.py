@@ -1,0 +1,148 @@
+"""Who may read which thread, and who may judge it (issue 26, "Review part 1").
+
+A thread is read by its owner; by the reviewers and the lead of every queue it enters; and,
+in the viewer only, by staff holding ``threads.view_thread`` (``threads.selectors.reads_any_thread``).
+Everyone else gets ``ThreadNotFound`` (404), the same as for a missing thread. A queue grants
+*reading* only: a reviewer or lead asking to write to a thread they do not own is told so
+(``ReviewForbiddenError``, 403), everyone else still gets the 404.
+
+A thread enters a queue when its owner is one of the queue's ``owners`` and, if the queue names
+any ``agent_names``, its self-declared agent name is one of them (names only ever narrow); or
+when its owner added it (``QueueThread``). The whole answer costs one query after the thread's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Exists, OuterRef, Q
+
+from knowledgeweb.review.errors import ReviewForbiddenError
+from knowledgeweb.review.models import QueueThread, ReviewQueue
+from knowledgeweb.threads.errors import ThreadNotFound
+from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import reads_any_thread
+
+NOT_FOUND = "Thread not found."
+READ_ONLY = "You may read this thread as its reviewer, but only its owner may change it."
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadAccess:
+    """What one user may do with one thread."""
+
+    thread: Thread
+    #: Whose access this is.
+    user_id: int
+    #: The user owns the thread (reads and writes it).
+    owner: bool
+    #: The queues containing the thread in which the user reviews (or leads).
+    queues: tuple[ReviewQueue, ...]
+    #: The subset of ``queues`` the user leads.
+    led: tuple[ReviewQueue, ...]
+    #: Staff reading any thread in the viewer (never writing, never judging).
+    staff: bool = False
+
+    @property
+    def reviews(self) -> bool:
+        """The user may record verdicts on this thread's items."""
+        return bool(self.queues)
+
+    @property
+    def leads(self) -> bool:
+        """The user leads a queue containing the thread: they see every verdict."""
+        return bool(self.led)
+
+    @property
+    def role(self) -> str:
+        """``owner``, ``lead``, ``reviewer`` or ``staff``: the strongest reason the user reads it."""
+        if self.owner:
+            return "owner"
+        if self.led:
+            return "lead"
+        if self.queues:
+            return "reviewer"
+        return "staff"
+
+
+def thread_queues_for_user(*, user: User | AnonymousUser, thread: Thread) -> list[ReviewQueue]:
+    """The queues that contain ``thread`` and in which ``user`` reviews or leads (one query)."""
+    if not user.is_authenticated or not user.is_active:
+        return []
+    through_owners = ReviewQueue.owners.through
+    through_reviewers = ReviewQueue.reviewers.through
+    queues = (
+        ReviewQueue.objects.annotate(
+            owned=Exists(
+                through_owners.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=thread.owner_id)
+            ),
+            added=Exists(QueueThread.objects.filter(queue_id=OuterRef("pk"), thread_id=thread.pk)),
+            reviews=Exists(through_reviewers.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=user.pk)),
+        )
+        .filter(Q(owned=True) | Q(added=True))
+        .filter(Q(reviews=True) | Q(lead_id=user.pk))
+    )
+    return [q for q in queues if q.added or queue_admits_agent(queue=q, agent_name=thread.agent_name)]
+
+
+def queue_admits_agent(*, queue: ReviewQueue, agent_name: str) -> bool:
+    """Whether a thread of one of ``queue``'s owners with ``agent_name`` enters it: every name
+    when the queue lists none, else only the exact names it lists."""
+    names = queue.agent_names if isinstance(queue.agent_names, list) else []
+    return not names or agent_name in names
+
+
+def thread_access(*, user: User | AnonymousUser, thread_id: UUID | str, staff: bool = False) -> ThreadAccess:
+    """What ``user`` may do with the thread, or ``ThreadNotFound`` when they may not read it
+    (the same for a missing thread and a malformed id). ``staff=True`` lets staff holding
+    ``threads.view_thread`` read it too (the viewer's pages; the API and MCP never do)."""
+    if not user.is_authenticated:
+        raise ThreadNotFound(NOT_FOUND)
+    try:
+        key = thread_id if isinstance(thread_id, UUID) else UUID(str(thread_id))
+    except ValueError as exc:
+        raise ThreadNotFound(NOT_FOUND) from exc
+    thread = Thread.objects.filter(pk=key).select_related("owner").first()
+    if thread is None:
+        raise ThreadNotFound(NOT_FOUND)
+    queues = thread_queues_for_user(user=user, thread=thread)
+    owner = thread.owner_id == user.pk
+    led = tuple(q for q in queues if q.lead_id == user.pk)
+    access = ThreadAccess(thread=thread, user_id=user.pk, owner=owner, queues=tuple(queues), led=led)
+    if owner or queues:
+        return access
+    if staff and reads_any_thread(user):
+        return ThreadAccess(thread=thread, user_id=user.pk, owner=False, queues=(), led=(), staff=True)
+    raise ThreadNotFound(NOT_FOUND)
+
+
+def thread_get_for_review_reader(
+    *, reader: User | AnonymousUser, thread_id: UUID | str, staff: bool = False
+) -> Thread:
+    """The thread, if ``reader`` may read it (``thread_access``); otherwise ``ThreadNotFound``."""
+    return thread_access(user=reader, thread_id=thread_id, staff=staff).thread
+
+
+def thread_get_for_writer(*, user: User | AnonymousUser, thread_id: UUID | str) -> Thread:
+    """The thread, if ``user`` owns it. A reviewer or lead of it gets ``ReviewForbiddenError``
+    (403: they know it exists); everyone else ``ThreadNotFound`` (404)."""
+    access = thread_access(user=user, thread_id=thread_id)
+    if not access.owner:
+        raise ReviewForbiddenError(READ_ONLY)
+    return access.thread
+
+
+def message_get_for_review_reader(
+    *, reader: User | AnonymousUser, message_id: UUID, staff: bool = False
+) -> Message:
+    """The message, if ``reader`` may read its thread; otherwise ``ThreadNotFound``."""
+    thread_id = Message.objects.filter(pk=message_id).values_list("thread_id", flat=True).first()
+    if thread_id is None:
+        raise ThreadNotFound("Message not found.")
+    try:
+        thread_access(user=reader, thread_id=thread_id, staff=staff)
+    except ThreadNotFound as exc:
+        raise ThreadNotFound("Message not found.") from exc
+    return Message.objects.get(pk=message_id)

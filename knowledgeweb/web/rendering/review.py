@@ -1,0 +1,166 @@
+"""Verdicts laid over a thread page at assembly, and the review mode's item cards.
+
+A page with verdicts is the same stored render as a page without: chips are inserted after
+each judged citation's hook and under each judged answer (``with_verdict_chips``), never a
+reason to render a message again. A chip says its verdict with an icon *and* a word, never by
+colour alone; notes are plain text, escaped here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from html import escape
+from uuid import UUID
+
+from django.utils.safestring import SafeString
+
+from knowledgeweb.knowledge import Evidence
+from knowledgeweb.knowledge.passages import excerpt_segments
+from knowledgeweb.review.models import ItemKind, Verdict
+from knowledgeweb.review.selectors import (
+    VERDICT_ICONS,
+    VERDICT_WORDS,
+    ItemEvidence,
+    ItemVerdicts,
+    ReviewItem,
+    ThreadReview,
+)
+from knowledgeweb.web.rendering.thread import MessageView, ThreadView
+
+# A resolved hook's opening tag names its anchor; the hook ends at the first </a> (its
+# number and title spans hold no link). Anchors are the page's own ids (cite-<hex>-<n>).
+_EMPTY = SafeString("")
+_HOOK = re.compile(r'id="cite-([0-9a-f]{32})-([0-9]+)"[^>]*>.*?</a>', re.S)
+
+
+def chip(verdict: Verdict, *, by: bool = True) -> str:
+    """One verdict as a chip: icon (hidden from screen readers), word, and whose it is."""
+    value = verdict.value
+    word = escape(VERDICT_WORDS.get(value, value))
+    icon = VERDICT_ICONS.get(value, "•")
+    who = f'<span class="verdict-by"> · {escape(verdict.reviewer.get_username())}</span>' if by else ""
+    note = (
+        f'<span class="verdict-note" data-verdict-note>{escape(verdict.note)}</span>' if verdict.note else ""
+    )
+    return (
+        f'<span class="verdict-chip verdict-{escape(value)}" data-verdict="{escape(value)}">'
+        f'<span class="verdict-icon" aria-hidden="true">{icon}</span> {word}{who}{note}</span>'
+    )
+
+
+def _chips(entry: ItemVerdicts) -> str:
+    latest = entry.latest
+    if not latest:
+        return ""
+    inner = "".join(chip(v) for v in latest)
+    return f'<span class="verdict-chips" data-verdict-chips="{escape(entry.item.key)}">{inner}</span>'
+
+
+def with_verdict_chips(view: ThreadView, review: ThreadReview) -> ThreadView:
+    """``view`` with the verdicts ``review`` lets its reader see laid over each message's stored
+    HTML; the same view when there are none (the usual page costs nothing more)."""
+    citations: dict[tuple[str, int], str] = {}
+    answers: dict[UUID, str] = {}
+    for entry in review.items:
+        html = _chips(entry)
+        if not html:
+            continue
+        if entry.item.kind == ItemKind.CITATION:
+            citations[(entry.item.message_id.hex, entry.item.position)] = html
+        else:
+            answers[entry.item.message_id] = html
+    if not citations and not answers:
+        return view
+    touched = {hex_id for hex_id, _ in citations} | {m.hex for m in answers}
+    messages = tuple(
+        _overlaid(m, citations, answers) if m.message.id.hex in touched else m for m in view.messages
+    )
+    return replace(view, messages=messages)
+
+
+def _overlaid(
+    view: MessageView, citations: Mapping[tuple[str, int], str], answers: Mapping[UUID, str]
+) -> MessageView:
+    def after(match: re.Match[str]) -> str:
+        chips = citations.get((match.group(1), int(match.group(2))))
+        return match.group(0) + chips if chips else match.group(0)
+
+    html = _HOOK.sub(after, view.html) if citations else str(view.html)
+    answer = answers.get(view.message.id)
+    if answer:
+        html += f'<p class="answer-verdicts">Verdicts on this answer: {answer}</p>'
+    # Built from sanitized stored HTML and escaped chips.
+    return replace(view, html=SafeString(html))
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewCard:
+    """One item of review mode, ready for the template."""
+
+    entry: ItemVerdicts
+    number: int
+    claim: str = ""
+    source: Evidence | None = None
+    passage_html: SafeString = _EMPTY
+    excerpt_html: SafeString = _EMPTY
+    answer_text: str = ""
+    next_key: str = ""
+    chips_html: SafeString = _EMPTY
+    history_html: SafeString = _EMPTY
+
+    @property
+    def item(self) -> ReviewItem:
+        return self.entry.item
+
+    @property
+    def choices(self) -> list[tuple[int, str, str, str]]:
+        """(key, value, word, icon) of each verdict the item takes, in key order."""
+        return [(n, v, VERDICT_WORDS[v], VERDICT_ICONS[v]) for n, v in enumerate(self.entry.item.values, 1)]
+
+
+def review_cards(
+    review: ThreadReview, evidence: Mapping[tuple[UUID, int], ItemEvidence], answers: Mapping[UUID, str]
+) -> list[ReviewCard]:
+    """Review mode's cards, in page order; each names the next item (where a verdict returns)."""
+    entries: Sequence[ItemVerdicts] = review.items
+    cards: list[ReviewCard] = []
+    for index, entry in enumerate(entries):
+        item = entry.item
+        next_key = entries[index + 1].item.key if index + 1 < len(entries) else item.key
+        found = evidence.get((item.message_id, item.position)) if item.kind == ItemKind.CITATION else None
+        source = found.source if found is not None else None
+        cards.append(
+            ReviewCard(
+                entry=entry,
+                number=index + 1,
+                claim=found.claim if found is not None else "",
+                source=source,
+                passage_html=_passage(source, item.passage, only=True),
+                excerpt_html=_passage(source, item.passage, only=False),
+                answer_text=answers.get(item.message_id, "") if item.kind == ItemKind.ANSWER else "",
+                next_key=next_key,
+                chips_html=SafeString(_chips(entry)),
+                history_html=SafeString("".join(f"<li>{chip(v)}</li>" for v in entry.history)),
+            )
+        )
+    return cards
+
+
+def _passage(source: Evidence | None, passage: Sequence[int], *, only: bool) -> SafeString:
+    """The source's excerpt (escaped) with the sentences closest to the claim marked; ``only``:
+    just those sentences (the "closest passage")."""
+    if source is None:
+        return SafeString("")
+    marked = set(passage)
+    pieces: list[str] = []
+    for segment in excerpt_segments(source.excerpt):
+        hit = segment.kind == "sentence" and segment.index in marked
+        if only:
+            if hit:
+                pieces.append(escape(segment.text))
+            continue
+        text = escape(segment.text)
+        pieces.append(f'<mark class="passage-mark">{text}</mark>' if hit else text)
+    return SafeString(" ".join(pieces) if only else "".join(pieces))
