@@ -8,11 +8,12 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
 from knowledgeweb.review.adjudication import final_verdict_record, queue_get_for_reviewer
-from knowledgeweb.review.agreement import queue_agreement
+from knowledgeweb.review.agreement import queue_agreement, visible_judgements
 from knowledgeweb.review.dataset import CONTENT_TYPES, export_format, export_lines
 from knowledgeweb.review.models import NOTE_MAX_CHARS, ReviewQueue
 from knowledgeweb.review.queueing import queue_next, queue_progress, queues_for_reviewer
@@ -64,7 +65,12 @@ class DisputedOut(Schema):
     position: int
     label: str
     href: str
-    verdicts: dict[str, str] = Field(description="Each reviewer's latest verdict, by username.")
+    verdicts: dict[str, str] = Field(
+        description=(
+            "Each reviewer's latest verdict, by username: all for the lead, else only once I judged "
+            "the item myself (blind by default)."
+        )
+    )
     final: str | None
 
 
@@ -153,7 +159,7 @@ def next_thread(request: HttpRequest, queue_id: int) -> Status:
             thread_id=thread.id,
             title=thread.title,
             expires_at=reservation.expires_at,
-            review_url=f"/threads/{thread.id}/?review={queue.pk}",
+            review_url=reverse("web:thread-review", args=[thread.id]),
         ),
     )
 
@@ -162,8 +168,10 @@ def next_thread(request: HttpRequest, queue_id: int) -> Status:
     "/{queue_id}/agreement", response={200: AgreementOut, **_ERRORS}, summary="Agreement and disputes"
 )
 def agreement(request: HttpRequest, queue_id: int) -> AgreementOut:
-    queue = queue_get_for_reviewer(user=request_user(request), queue_id=queue_id)
+    user = request_user(request)
+    queue = queue_get_for_reviewer(user=user, queue_id=queue_id)
     result = queue_agreement(queue)
+    leads = queue.lead_id == user.pk
     names = _names(queue)
     return AgreementOut(
         reviewers=[names.get(pk, str(pk)) for pk in result.reviewers],
@@ -178,7 +186,10 @@ def agreement(request: HttpRequest, queue_id: int) -> AgreementOut:
                 position=d.item.key.position,
                 label=d.item.label,
                 href=d.item.href,
-                verdicts={names.get(pk, str(pk)): j.value for pk, j in d.judgements.items()},
+                verdicts={
+                    names.get(pk, str(pk)): j.value
+                    for pk, j in visible_judgements(d, user.pk, leads=leads).items()
+                },
                 final=d.final,
             )
             for d in result.disputed

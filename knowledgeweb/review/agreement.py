@@ -110,6 +110,12 @@ def queue_agreement(queue: ReviewQueue) -> QueueAgreement:
     return result
 
 
+def visible_judgements(disputed: DisputedItem, user_id: int, *, leads: bool) -> dict[int, Judgement]:
+    """The verdicts on a disputed item ``user_id`` may see: all for the lead, else all once
+    they judged the item themselves, else none (blind by default, as in review mode)."""
+    return disputed.judgements if leads or user_id in disputed.judgements else {}
+
+
 def _code(judgement: Judgement | None) -> float | None:
     return None if judgement is None else CODES.get(judgement.value)
 

@@ -3,7 +3,8 @@
 An *item* is one citation of an AI message whose source was found (``kind="citation"``,
 ``position`` counting the message's citations from 1, as stored with its render), or the
 AI message as a whole (``kind="answer"``, position 0). A verdict counts for an item when
-it names the same message, kind and position and, for a citation, the same href: a
+it names the same message, kind and position and, for a citation, the same href and label
+(``review.selectors.ReviewItem.matches``, the page's rule): a
 verdict whose citation moved is orphaned and counts for nothing here (issue 26).
 Each reviewer's latest verdict on an item is the one that counts.
 """
@@ -107,11 +108,11 @@ def threads_items(thread_ids: Collection[UUID]) -> dict[UUID, ThreadItems]:
         .order_by("thread_id", "seq")
         .values_list("thread_id", "message_id", "seq", "citations")
     )
-    hrefs: dict[ItemKey, str] = {}
+    shown: dict[ItemKey, tuple[str, str]] = {}
     for thread_id, message_id, seq, citations in renders.iterator(chunk_size=500):
         for item in items_of_render(thread_id, message_id, seq, citations or []):
             found[thread_id].items.append(item)
-            hrefs[item.key] = item.href
+            shown[item.key] = (item.href, item.label)
     latest: dict[UUID, dict[ItemKey, dict[int, Judgement]]] = defaultdict(dict)
     rows = (
         Verdict.objects.filter(thread_id__in=list(found))
@@ -122,17 +123,27 @@ def threads_items(thread_ids: Collection[UUID]) -> dict[UUID, ThreadItems]:
             "kind",
             "position",
             "href",
+            "label",
             "reviewer_id",
             "value",
             "note",
             "created_at",
         )
     )
-    for thread_id, message_id, kind, position, href, reviewer_id, value, note, created_at in rows.iterator(
-        chunk_size=2000
-    ):
+    for (
+        thread_id,
+        message_id,
+        kind,
+        position,
+        href,
+        label,
+        reviewer_id,
+        value,
+        note,
+        created_at,
+    ) in rows.iterator(chunk_size=2000):
         key = ItemKey(message_id, kind, position)
-        if key not in hrefs or (kind == ItemKind.CITATION and hrefs[key] != href):
+        if key not in shown or (kind == ItemKind.CITATION and shown[key] != (href, label)):
             continue  # orphaned: the item it judged is no longer there as judged
         latest[thread_id].setdefault(key, {})[reviewer_id] = Judgement(reviewer_id, value, note, created_at)
     for thread_id, verdicts in latest.items():
