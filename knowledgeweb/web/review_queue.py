@@ -113,7 +113,7 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
             thread=threads.get(d.item.thread_id),
             verdicts=[
                 (names.get(pk, str(pk)), VERDICT_ICONS.get(j.value, ""), VERDICT_WORDS.get(j.value, j.value))
-                for pk, j in sorted(visible_judgements(d, request.user.pk, leads=leads).items())
+                for pk, j in sorted(visible_judgements(d, request.user.pk or 0, leads=leads).items())
             ],
             allowed=[(v, VERDICT_WORDS[v]) for v in allowed_values(d.item.key.kind)],
             final_word=VERDICT_WORDS.get(d.final or "", ""),

@@ -117,7 +117,7 @@ def test_the_api_streams_jsonl_that_validates(
     assert response.status_code == 200
     assert isinstance(response, StreamingHttpResponse)
     assert response["Content-Type"].startswith("application/x-ndjson")
-    lines = b"".join(response.streaming_content).decode().splitlines()  # type: ignore[arg-type]
+    lines = b"".join(response.streaming_content).decode().splitlines()
     assert len(lines) == 4
     for line in lines:
         assert list(validator.iter_errors(json.loads(line))) == []

@@ -30,7 +30,7 @@ def setup(db: None) -> dict[str, object]:
     return {"agent": agent, "alice": alice, "bob": bob, "lead": lead, "thread": thread, "queue": queue}
 
 
-def test_my_queues_with_progress_and_nobody_elses(setup: dict) -> None:  # type: ignore[type-arg]
+def test_my_queues_with_progress_and_nobody_elses(setup: dict) -> None:
     judge(setup["thread"], setup["alice"], "supports")
     body = _client(setup["alice"]).get(BASE).json()
     assert [q["name"] for q in body] == ["Q"]
@@ -43,7 +43,7 @@ def test_my_queues_with_progress_and_nobody_elses(setup: dict) -> None:  # type:
     assert Client().get(BASE).status_code == 401
 
 
-def test_next_reserves_then_answers_204_when_nothing_needs_me(setup: dict) -> None:  # type: ignore[type-arg]
+def test_next_reserves_then_answers_204_when_nothing_needs_me(setup: dict) -> None:
     alice, queue, thread = setup["alice"], setup["queue"], setup["thread"]
     response = _client(alice).post(f"{BASE}/{queue.pk}/next")
     assert response.status_code == 200
@@ -53,7 +53,7 @@ def test_next_reserves_then_answers_204_when_nothing_needs_me(setup: dict) -> No
     assert _client(alice).post(f"{BASE}/{queue.pk}/next").status_code == 204
 
 
-def test_next_on_a_queue_i_am_not_in_is_404_and_reserves_nothing(setup: dict) -> None:  # type: ignore[type-arg]
+def test_next_on_a_queue_i_am_not_in_is_404_and_reserves_nothing(setup: dict) -> None:
     response = _client(setup["agent"]).post(f"{BASE}/{setup['queue'].pk}/next")
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
@@ -61,7 +61,7 @@ def test_next_on_a_queue_i_am_not_in_is_404_and_reserves_nothing(setup: dict) ->
     assert _client(setup["alice"]).post(f"{BASE}/999999/next").status_code == 404
 
 
-def test_agreement_lists_the_disputed_item_and_the_lead_settles_it(setup: dict) -> None:  # type: ignore[type-arg]
+def test_agreement_lists_the_disputed_item_and_the_lead_settles_it(setup: dict) -> None:
     queue, thread = setup["queue"], setup["thread"]
     judge(thread, setup["alice"], ["supports", "supports"])
     judge(thread, setup["bob"], ["supports", "does_not_support"])
@@ -106,7 +106,7 @@ def test_agreement_lists_the_disputed_item_and_the_lead_settles_it(setup: dict) 
 def test_a_final_verdict_the_queue_refuses_is_422_naming_why_and_writes_nothing(
     setup: dict,
     change: dict,
-    message: str,  # type: ignore[type-arg]
+    message: str,
 ) -> None:
     thread = setup["thread"]
     judge(thread, setup["alice"], ["supports", "supports"])
@@ -121,7 +121,7 @@ def test_a_final_verdict_the_queue_refuses_is_422_naming_why_and_writes_nothing(
     assert not FinalVerdict.objects.exists()
 
 
-def test_an_unknown_export_format_is_422_listing_the_allowed_ones(setup: dict) -> None:  # type: ignore[type-arg]
+def test_an_unknown_export_format_is_422_listing_the_allowed_ones(setup: dict) -> None:
     response = _client(setup["alice"]).get(f"{BASE}/{setup['queue'].pk}/export?format=xlsx")
     assert response.status_code == 422
     assert response.json()["detail"] == "Unknown export format 'xlsx'; allowed: jsonl, csv."
