@@ -12,6 +12,7 @@ from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
+from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.review.adjudication import final_verdict_record, queue_get_for_reviewer
 from knowledgeweb.review.agreement import queue_agreement, visible_judgements
 from knowledgeweb.review.dataset import CONTENT_TYPES, export_format, export_lines
@@ -21,12 +22,12 @@ from knowledgeweb.review.queueing import queue_next, queue_progress, queues_for_
 router = Router(tags=["review queues"])
 
 
-class ErrorOut(Schema):
+class QueueErrorOut(Schema):
     detail: str
     code: str
 
 
-_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+_ERRORS: dict[int, Any] = {401: QueueErrorOut, 403: QueueErrorOut, 404: QueueErrorOut, 422: QueueErrorOut}
 
 
 class ReviewerProgressOut(Schema):
@@ -34,7 +35,7 @@ class ReviewerProgressOut(Schema):
     items_judged: int
 
 
-class QueueOut(Schema):
+class ReviewQueueOut(Schema):
     id: int
     name: str
     description: str
@@ -82,12 +83,12 @@ class AgreementOut(Schema):
     disputed: list[DisputedOut]
 
 
-class FinalVerdictIn(Schema):
+class FinalVerdictIn(StorableInput):
     message_id: UUID
     kind: Literal["citation", "answer"]
     position: int = Field(ge=0)
-    verdict: str
-    note: str = Field(default="", max_length=NOTE_MAX_CHARS)
+    verdict: Text
+    note: Text = Field(default="", max_length=NOTE_MAX_CHARS)
 
 
 class FinalVerdictOut(Schema):
@@ -101,7 +102,7 @@ class FinalVerdictOut(Schema):
 
 
 class ExportQuery(Schema):
-    format: str = Field("jsonl", description="jsonl or csv")
+    format: Text = Field("jsonl", description="jsonl or csv")
 
 
 def _names(queue: ReviewQueue) -> dict[int, str]:
@@ -110,10 +111,10 @@ def _names(queue: ReviewQueue) -> dict[int, str]:
     )
 
 
-def queue_out(queue: ReviewQueue) -> QueueOut:
+def queue_out(queue: ReviewQueue) -> ReviewQueueOut:
     progress = queue_progress(queue)
     names = _names(queue)
-    return QueueOut(
+    return ReviewQueueOut(
         id=queue.pk,
         name=queue.name,
         description=queue.description,
@@ -132,8 +133,8 @@ def queue_out(queue: ReviewQueue) -> QueueOut:
     )
 
 
-@router.get("", response={200: list[QueueOut], 401: ErrorOut}, summary="My review queues")
-def list_queues(request: HttpRequest) -> list[QueueOut]:
+@router.get("", response={200: list[ReviewQueueOut], 401: QueueErrorOut}, summary="My review queues")
+def list_queues(request: HttpRequest) -> list[ReviewQueueOut]:
     """The queues I review in or lead, each with its progress."""
     queues = queues_for_reviewer(user=request_user(request)).select_related("lead")
     return [queue_out(queue) for queue in queues]
@@ -141,7 +142,7 @@ def list_queues(request: HttpRequest) -> list[QueueOut]:
 
 @router.post(
     "/{queue_id}/next",
-    response={200: NextOut, 204: None, 429: ErrorOut, **_ERRORS},
+    response={200: NextOut, 204: None, 429: QueueErrorOut, **_ERRORS},
     summary="Reserve my next thread",
 )
 def next_thread(request: HttpRequest, queue_id: int) -> Status:
@@ -199,7 +200,7 @@ def agreement(request: HttpRequest, queue_id: int) -> AgreementOut:
 
 @router.post(
     "/{queue_id}/final-verdicts",
-    response={201: FinalVerdictOut, 429: ErrorOut, **_ERRORS},
+    response={201: FinalVerdictOut, 429: QueueErrorOut, **_ERRORS},
     summary="Record the lead's final verdict on a disputed item",
 )
 def final_verdict(request: HttpRequest, queue_id: int, body: FinalVerdictIn) -> Status:
