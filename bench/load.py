@@ -8,7 +8,10 @@ bounded time each:
 1. idle: readers only (many users: thread pages with a session, the thread API with a token);
 2. stalled: the same readers while half the serving capacity (workers x threads / 2)
    is held by searches waiting on the stalled provider;
-3. mixed: readers, appenders and stalled searches together.
+3. mixed: readers, appenders and stalled searches together;
+4. reviewers: twenty reviewers working one review queue (``bench/review.py``): next,
+   the thread's items, a verdict on each; verdicts stored = acknowledged, double
+   reservations, p50/p99 of a verdict and of "next".
 
 Prints the settings it used (rate limits, cookies, workers, threads), then requests
 per second, p50 and p99 per route and phase, and errors; and whether page reads kept
@@ -424,6 +427,11 @@ def main() -> int:
     try:
         fixture = build_fixture({"DATABASE_URL": backends.database_url, "CACHE_URL": backends.cache_url,
                                  "SECRET_KEY": env["SECRET_KEY"], KEY_VARIABLE: "load-test-key"}, provider_url, deadline)  # fmt: skip
+        from bench.review import build_review_fixture
+
+        review_fixture = build_review_fixture(
+            int(os.environ.get("REVIEW_REVIEWERS", "20")), int(os.environ.get("REVIEW_THREADS", "400"))
+        )
         server, base = start_server(env, workdir / "serve.log")
     except Exception as exc:
         print(f"could not measure: {exc}")
@@ -453,6 +461,10 @@ def main() -> int:
             base, seconds, [*readers_group, (append(fixture), 2, {201})], fixture, stalled, deadline
         )
         report("3. mixed: readers, 2 appenders and the stalled searches", mixed, mixed_seconds)
+        from bench.review import report_reviewers, run_reviewers
+
+        print("\n4. reviewers: one review queue, overlap 1")
+        report_reviewers(run_reviewers(base, review_fixture, seconds), verdicts=False)
         idle_p99, loaded_p99 = page_p99(idle), page_p99(stalled_phase)
         ratio = loaded_p99 / idle_p99
         verdict = "within" if ratio <= 1.5 else "NOT within"

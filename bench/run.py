@@ -36,6 +36,8 @@ BENCHMARKS = (
     "cache_outage.py",
     "compose.py",
     "abstention.py",
+    "review_export.py",
+    "review.py",
 )
 MET, MISSED, UNMEASURED = "met", "MISSED", "could not measure"
 
