@@ -75,7 +75,8 @@ def build_review_fixture(reviewers: int, threads: int) -> ReviewFixture:
     ReviewQueue.objects.filter(name="Review load").delete()
     agent = User.objects.create_user("review-load-agent", password=secrets.token_urlsafe(16))
     people = [
-        User.objects.create_user(f"review-load-{n}", password=secrets.token_urlsafe(16)) for n in range(reviewers)
+        User.objects.create_user(f"review-load-{n}", password=secrets.token_urlsafe(16))
+        for n in range(reviewers)
     ]
     queue = ReviewQueue.objects.create(name="Review load", overlap=1, reservation_minutes=60)
     queue.owners.set([agent])
@@ -83,7 +84,9 @@ def build_review_fixture(reviewers: int, threads: int) -> ReviewFixture:
     for n in range(threads):
         thread = thread_create(owner=agent, title=f"Review load {n}", agent_name="load")
         message_append(thread=thread, type="human", content=f"Question {n}?")
-        hits = tuple(RetrievalHit(text=f"Fact {n}.{h} of the review load.", title=f"doc-{h}.md") for h in range(2))
+        hits = tuple(
+            RetrievalHit(text=f"Fact {n}.{h} of the review load.", title=f"doc-{h}.md") for h in range(2)
+        )
         formatted = format_result_view(RetrievalResult(provider="local", query=f"q{n}", hits=hits))
         message_append(
             thread=thread, type="tool", name="knowledge_search", content=formatted.content,
@@ -169,7 +172,9 @@ def report_reviewers(outcome: Outcome, *, verdicts: bool) -> None:
     stored = Verdict.objects.filter(thread__owner__username="review-load-agent").count()
     doubles = sum(1 for reviewers in outcome.handed.values() if len(reviewers) > 1)
     recorder = outcome.recorder
-    print(f"\nreviewers: {len(outcome.handed)} threads handed out in {outcome.seconds:.1f} s (queue {queue.pk})")
+    print(
+        f"\nreviewers: {len(outcome.handed)} threads handed out in {outcome.seconds:.1f} s (queue {queue.pk})"
+    )
     for route in ("POST next", "PUT verdict"):
         values = recorder.latencies.get(route, [])
         statuses = ", ".join(f"{code}x{count}" for code, count in sorted(recorder.statuses[route].items()))
@@ -202,7 +207,9 @@ def main() -> int:
     else:
         notes.append("PostgreSQL is not answering: SQLite instead (not the production path)")
         database = f"sqlite:///{workdir / 'review.sqlite3'}"
-    if cache_parts.scheme.startswith("redis") and answers(cache_parts.hostname or "", cache_parts.port or 6379):
+    if cache_parts.scheme.startswith("redis") and answers(
+        cache_parts.hostname or "", cache_parts.port or 6379
+    ):
         import redis
 
         redis.Redis.from_url(cache).flushdb()

@@ -80,27 +80,46 @@ def main() -> int:
                 ids = {m.id: uuid4() for m in messages}
                 copies += [
                     Message(
-                        id=ids[m.id], thread=thread, seq=m.seq, type=m.type, name=m.name, content=m.content,
-                        artifact=m.artifact, status=m.status, digest=m.digest, tool_view=m.tool_view,
+                        id=ids[m.id],
+                        thread=thread,
+                        seq=m.seq,
+                        type=m.type,
+                        name=m.name,
+                        content=m.content,
+                        artifact=m.artifact,
+                        status=m.status,
+                        digest=m.digest,
+                        tool_view=m.tool_view,
                     )  # fmt: skip
                     for m in messages
                 ]
                 shown += [
                     MessageRender(
-                        message_id=ids[m.id], thread=thread, seq=m.seq,
-                        renderer_version=renders[m.id].renderer_version, html=renders[m.id].html,
-                        citations=renders[m.id].citations, sources=renders[m.id].sources,
-                        entries=renders[m.id].entries, export=renders[m.id].export,
-                        uncited=renders[m.id].uncited, text=renders[m.id].text,
+                        message_id=ids[m.id],
+                        thread=thread,
+                        seq=m.seq,
+                        renderer_version=renders[m.id].renderer_version,
+                        html=renders[m.id].html,
+                        citations=renders[m.id].citations,
+                        sources=renders[m.id].sources,
+                        entries=renders[m.id].entries,
+                        export=renders[m.id].export,
+                        uncited=renders[m.id].uncited,
+                        text=renders[m.id].text,
                     )  # fmt: skip
                     for m in messages
                 ]
                 judged += [
                     Verdict(
-                        thread=thread, message_id=ids[answer_message.id], kind=item.key.kind,
-                        position=item.key.position, href=item.href, label=item.label,
+                        thread=thread,
+                        message_id=ids[answer_message.id],
+                        kind=item.key.kind,
+                        position=item.key.position,
+                        href=item.href,
+                        label=item.label,
                         value=("supports" if item.key.kind == "citation" else "acceptable"),
-                        note="A note.", reviewer=reviewer,
+                        note="A note.",
+                        reviewer=reviewer,
                     )  # fmt: skip
                     for item in items
                     for reviewer in reviewers
@@ -111,10 +130,17 @@ def main() -> int:
 
     def peak(format: str) -> tuple[int, int]:
         gc.collect()
+        started = time.perf_counter()
         tracemalloc.start()
         lines = sum(1 for _ in export_lines(queue, format))
         _, top = tracemalloc.get_traced_memory()
         tracemalloc.stop()
+        info(
+            f"{format} export under tracemalloc, {lines:,} lines",
+            time.perf_counter() - started,
+            unit=" s",
+            digits=1,
+        )
         return top, lines
 
     threads_small = SMALL // VERDICTS_PER_THREAD
@@ -123,10 +149,15 @@ def main() -> int:
     Verdict.objects.bulk_create(
         [
             Verdict(
-                thread=model, message=answer_message, kind=item.key.kind, position=item.key.position,
-                href=item.href, label=item.label,
+                thread=model,
+                message=answer_message,
+                kind=item.key.kind,
+                position=item.key.position,
+                href=item.href,
+                label=item.label,
                 value=("supports" if item.key.kind == "citation" else "acceptable"),
-                note="A note.", reviewer=reviewer,
+                note="A note.",
+                reviewer=reviewer,
             )  # fmt: skip
             for item in items
             for reviewer in reviewers

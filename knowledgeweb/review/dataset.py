@@ -3,8 +3,8 @@
 Each citation row pairs the claim sentence with the exact evidence it cites (the source as
 validated when the answer was written) and every reviewer's latest verdict and note; the
 final verdict is the lead's (``adjudicated``), else the one more than half of the counted
-verdicts give (``majority``; "can't tell" not counted), else none. Rows are produced one
-thread at a time, so memory follows the largest thread, not the queue (``bench/review_export.py``).
+verdicts give (``majority``; "can't tell" not counted), else none. Rows are produced a
+chunk of threads at a time, so memory follows the chunk, not the queue (``bench/review_export.py``).
 The row's shape is ``contracts/review_dataset_row.v1.json``; CSV flattens it and escapes
 cells a spreadsheet would run as a formula.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import csv
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -109,55 +110,73 @@ def _source(record: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _finals(queue: ReviewQueue, thread_id: UUID) -> dict[ItemKey, FinalVerdict]:
-    rows = FinalVerdict.objects.filter(queue=queue, thread_id=thread_id).order_by("created_at", "id")
-    return {ItemKey(f.message_id, f.kind, f.position): f for f in rows}
+#: Threads read together: a few queries per chunk, and memory bounded by the chunk, not the queue.
+CHUNK_THREADS = 50
 
 
-def thread_rows(queue: ReviewQueue, thread: Thread, usernames: dict[int, str]) -> Iterator[dict[str, Any]]:
-    """The rows of one thread of ``queue``, in the thread's order."""
-    judged = threads_items([thread.id])[thread.id]
-    if not judged.verdicts:
-        return
-    messages = Message.objects.filter(thread=thread, type__in=[MessageType.HUMAN, MessageType.AI]).order_by(
-        "seq"
-    )
-    questions: dict[UUID, str | None] = {}
-    contents: dict[UUID, str] = {}
-    last_question: str | None = None
-    for message_id, kind, content in messages.values_list("id", "type", "content"):
+@dataclass
+class _Chunk:
+    """What the rows of a chunk of threads need, read in one query each."""
+
+    questions: dict[UUID, str | None] = field(default_factory=dict)
+    contents: dict[UUID, str] = field(default_factory=dict)
+    sources: dict[UUID, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
+    finals: dict[ItemKey, FinalVerdict] = field(default_factory=dict)
+
+
+def _chunk(queue: ReviewQueue, thread_ids: list[UUID]) -> _Chunk:
+    chunk = _Chunk()
+    messages = Message.objects.filter(
+        thread_id__in=thread_ids, type__in=[MessageType.HUMAN, MessageType.AI]
+    ).order_by("thread_id", "seq")
+    last: dict[UUID, str | None] = {}
+    for thread_id, message_id, kind, content in messages.values_list("thread_id", "id", "type", "content"):
         if kind == MessageType.HUMAN:
-            last_question = content
+            last[thread_id] = content
         else:
-            questions[message_id], contents[message_id] = last_question, content
-    sources: dict[str, dict[str, Any]] = {}
-    tool_renders = MessageRender.objects.filter(thread=thread, message__type=MessageType.TOOL).order_by("seq")
-    for records in tool_renders.values_list("sources", flat=True):
+            chunk.questions[message_id], chunk.contents[message_id] = last.get(thread_id), content
+    renders = MessageRender.objects.filter(thread_id__in=thread_ids, message__type=MessageType.TOOL)
+    for thread_id, records in renders.order_by("thread_id", "seq").values_list("thread_id", "sources"):
         for record in records:
-            sources.setdefault(record["handle"], record)
-    finals = _finals(queue, thread.id)
-    claims: dict[UUID, list[str]] = {}
-    seqs = {item.key.message_id: item.seq for item in judged.items}
-    for item in judged.items:
-        judgements = judged.judged_by(item.key)
-        if not judgements:
-            continue
-        message_id = item.key.message_id
-        if item.key.kind == ItemKind.CITATION and message_id not in claims:
-            claims[message_id] = citation_claims(parse_markdown(contents.get(message_id, "")))
-        yield _row(
-            queue,
-            thread,
-            item,
-            judgements,
-            finals.get(item.key),
-            usernames,
-            questions,
-            contents,
-            claims,
-            sources,
-            seqs,
-        )
+            chunk.sources[thread_id].setdefault(record["handle"], record)
+    finals = FinalVerdict.objects.filter(queue=queue, thread_id__in=thread_ids).order_by("created_at", "id")
+    chunk.finals = {ItemKey(f.message_id, f.kind, f.position): f for f in finals}
+    return chunk
+
+
+def chunk_rows(
+    queue: ReviewQueue, threads: list[Thread], usernames: dict[int, str]
+) -> Iterator[dict[str, Any]]:
+    """The rows of these threads of ``queue``, thread by thread, each in its page order."""
+    judged = threads_items([t.id for t in threads])
+    wanted = [t.id for t in threads if judged[t.id].verdicts]
+    if not wanted:
+        return
+    chunk = _chunk(queue, wanted)
+    for thread in threads:
+        items = judged[thread.id]
+        seqs = {item.key.message_id: item.seq for item in items.items}
+        claims: dict[UUID, list[str]] = {}
+        for item in items.items:
+            judgements = items.judged_by(item.key)
+            if not judgements:
+                continue
+            message_id = item.key.message_id
+            if item.key.kind == ItemKind.CITATION and message_id not in claims:
+                claims[message_id] = citation_claims(parse_markdown(chunk.contents.get(message_id, "")))
+            yield _row(
+                queue,
+                thread,
+                item,
+                judgements,
+                chunk.finals.get(item.key),
+                usernames,
+                chunk.questions,
+                chunk.contents,
+                claims,
+                chunk.sources[thread.id],
+                seqs,
+            )
 
 
 def _row(
@@ -213,8 +232,14 @@ def queue_rows(queue: ReviewQueue) -> Iterator[dict[str, Any]]:
         .distinct()
         .values_list("pk", "username")
     )
-    for thread in queue_threads(queue).only("id", "title", "agent_name").iterator(chunk_size=200):
-        yield from thread_rows(queue, thread, usernames)
+    threads: list[Thread] = []
+    for thread in queue_threads(queue).only("id", "title", "agent_name").iterator(chunk_size=CHUNK_THREADS):
+        threads.append(thread)
+        if len(threads) == CHUNK_THREADS:
+            yield from chunk_rows(queue, threads, usernames)
+            threads = []
+    if threads:
+        yield from chunk_rows(queue, threads, usernames)
 
 
 def escape_cell(value: object) -> str:
