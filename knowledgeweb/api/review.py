@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from ninja import Field, Path, Router, Schema
 
 from knowledgeweb.api.auth import rate_limit_key, request_user
-from knowledgeweb.api.text import StorableInput
+from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.review.access import thread_access
 from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind, Verdict
 from knowledgeweb.review.selectors import ItemVerdicts, guidelines_html, thread_review
@@ -30,14 +30,14 @@ class ReviewErrorOut(Schema):
 
 
 class VerdictIn(StorableInput):
-    verdict: str = Field(
+    verdict: Text = Field(
         max_length=64,
         description=(
             "A citation: supports, partly_supports, does_not_support, cant_tell. "
             "An answer: acceptable, needs_changes, unacceptable."
         ),
     )
-    note: str = Field(
+    note: Text = Field(
         "", description=f"Plain text, at most {NOTE_MAX_CHARS} characters; shown escaped, never as markup."
     )
 
@@ -95,7 +95,7 @@ class ReviewOut(Schema):
 
 
 _ERRORS: dict[int, Any] = {401: ReviewErrorOut, 403: ReviewErrorOut, 404: ReviewErrorOut, 422: ReviewErrorOut}
-_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 413: ReviewErrorOut}
+_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ReviewErrorOut, 413: ReviewErrorOut}
 
 
 def _verdict_out(verdict: Verdict) -> VerdictOut:

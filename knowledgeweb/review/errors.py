@@ -32,8 +32,10 @@ class VerdictInvalidError(ReviewError):
     code = "invalid_request"
     status = 422
 
-    def __init__(self, message: str, *, item: str = "", allowed: Sequence[str] = ()) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, item: str = "", allowed: Sequence[str] = (), code: str | None = None
+    ) -> None:
+        super().__init__(message, code=code)
         self.item = item
         self.allowed = tuple(allowed)
 
@@ -52,8 +54,8 @@ class VerdictsPresentError(ReviewError):
     code = "verdicts_present"
     status = 409
 
-    def __init__(self, message: str, *, verdicts: int) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, verdicts: int = 0, code: str | None = None) -> None:
+        super().__init__(message, code=code)
         self.verdicts = verdicts
 
     def extra(self) -> dict[str, object]:

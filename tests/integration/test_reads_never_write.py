@@ -108,6 +108,9 @@ def _urls(route: str, seeded: Seeded) -> list[str]:
         route.replace("<uuid:thread_id>", str(seeded.thread.id))
         .replace("<thread_id>", str(seeded.thread.id))
         .replace("<uuid:message_id>", str(seeded.tool_message.id))
+        .replace("<message_id>", str(seeded.tool_message.id))
+        .replace("<int:n>", "1")
+        .replace("<n>", "1")
         .replace("<id>", str(seeded.admin.pk))
         .replace(
             "<path:content_type_id>/<path:object_id>",
