@@ -19,7 +19,7 @@ from knowledgeweb.errors import DomainError
 from knowledgeweb.review.adjudication import allowed_values, final_verdict_record, queue_get_for_reviewer
 from knowledgeweb.review.agreement import DisputedItem, queue_agreement, visible_judgements
 from knowledgeweb.review.models import ReviewQueue
-from knowledgeweb.review.queue_errors import FinalVerdictInvalid, QueueNotFound
+from knowledgeweb.review.queue_errors import FinalVerdictInvalid, NotQueueLead, QueueNotFound
 from knowledgeweb.review.queueing import (
     QueueProgress,
     ThreadState,
@@ -136,6 +136,9 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
 def final_verdict_post(request: HttpRequest, queue_id: int) -> HttpResponse:
     """The lead's final verdict on a disputed item, from the queue page's form."""
     queue = _queue(request, queue_id)
+    if queue.lead_id != request.user.pk:
+        refused = NotQueueLead("Only the queue's lead records a final verdict.")
+        return error_page(request, "web/review_queue_error.html", {"queue": queue}, refused)
     try:
         message_id = UUID(request.POST.get("message", ""))
         position = request.POST.get("position", "")
