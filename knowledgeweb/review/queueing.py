@@ -212,7 +212,10 @@ def _settle_finished(queue: ReviewQueue, candidates: dict[UUID, ThreadProgress],
         for reviewer_id in sorted(progress.finished_by - holding.get(thread_id, set())):
             free = _free_slots(queue, [thread_id], now).values("pk")[:1]
             try:
-                Reservation.objects.filter(pk__in=free).update(reviewer_id=reviewer_id, finished=True)
+                # Still free when the row is locked: a concurrent claim of it wins.
+                Reservation.objects.filter(pk__in=free).filter(
+                    Q(reviewer__isnull=True) | Q(expires_at__lte=now), finished=False
+                ).update(reviewer_id=reviewer_id, finished=True)
             except IntegrityError:  # a concurrent claim recorded the same reviewer first
                 continue
 

@@ -13,6 +13,7 @@ from threading import Barrier
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from knowledgeweb.review.models import QueueThread, Reservation
@@ -24,6 +25,7 @@ from knowledgeweb.review.queueing import (
     reservation_release,
     threads_progress,
 )
+from knowledgeweb.threads.models import Thread
 from tests.factories import UserFactory
 from tests.review_queues import add_answer, cited_thread, items_of, judge, queue_for
 
@@ -161,3 +163,17 @@ def test_twenty_concurrent_reviewers_get_twenty_different_threads_on_postgresql(
     assert set(got) == {t.id for t in threads}, "a thread was lost"
     held = Reservation.objects.filter(queue=queue, reviewer__isnull=False, expires_at__gt=timezone.now())
     assert held.count() == 20
+
+
+def test_progress_costs_the_same_queries_for_two_threads_or_eight(db: None) -> None:
+    agent, a, b = UserFactory.create(), UserFactory.create(), UserFactory.create()
+    queue = queue_for([agent], [a, b], overlap=2)
+    counts = []
+    for total in (2, 8):
+        while Thread.objects.filter(owner=agent).count() < total:
+            judge(cited_thread(agent, title=f"T{Thread.objects.count()}"), a, "supports")
+        with CaptureQueriesContext(connection) as queries:
+            progress = queue_progress(queue)
+        assert progress.threads == total
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
