@@ -214,10 +214,12 @@ def build_fixture(env: dict[str, str], provider_url: str, deadline: int) -> Fixt
     return fixture
 
 
-def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    env: dict[str, str], log: Path, command: tuple[str, ...] = ("make", "-s", "serve")
+) -> tuple[subprocess.Popen[bytes], str]:
     with log.open("w") as out:
         server = subprocess.Popen(
-            ["make", "-s", "serve"],  # noqa: S607 - the project's own command
+            list(command),  # noqa: S603 - the project's own command
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     base = f"http://{env['HOST']}:{env['PORT']}"
