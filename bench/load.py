@@ -218,8 +218,8 @@ def start_server(
     env: dict[str, str], log: Path, command: tuple[str, ...] = ("make", "-s", "serve")
 ) -> tuple[subprocess.Popen[bytes], str]:
     with log.open("w") as out:
-        server = subprocess.Popen(
-            list(command),  # noqa: S603 - the project's own command
+        server = subprocess.Popen(  # noqa: S603 - the project's own command
+            list(command),
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     base = f"http://{env['HOST']}:{env['PORT']}"

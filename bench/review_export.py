@@ -54,9 +54,14 @@ def main() -> int:
     )
     formatted = format_result_view(RetrievalResult(provider="local", query="budget", hits=hits))
     message_append(
-        thread=model, type="tool", name="knowledge_search", content=formatted.content,
-        artifact=formatted.artifact, trusted=True, tool_view=formatted.view,
-    )  # fmt: skip
+        thread=model,
+        type="tool",
+        name="knowledge_search",
+        content=formatted.content,
+        artifact=formatted.artifact,
+        trusted=True,
+        tool_view=formatted.view,
+    )
     handles = [str(h["handle"]) for h in formatted.view["hits"] if h.get("kind") == "document"]
     answer = " ".join(f"The figure rose by {n} percent [doc-{n}](#{h})." for n, h in enumerate(handles))
     message_append(thread=model, type="ai", content=answer)
@@ -90,7 +95,7 @@ def main() -> int:
                         status=m.status,
                         digest=m.digest,
                         tool_view=m.tool_view,
-                    )  # fmt: skip
+                    )
                     for m in messages
                 ]
                 shown += [
@@ -106,7 +111,7 @@ def main() -> int:
                         export=renders[m.id].export,
                         uncited=renders[m.id].uncited,
                         text=renders[m.id].text,
-                    )  # fmt: skip
+                    )
                     for m in messages
                 ]
                 judged += [
@@ -120,7 +125,7 @@ def main() -> int:
                         value=("supports" if item.key.kind == "citation" else "acceptable"),
                         note="A note.",
                         reviewer=reviewer,
-                    )  # fmt: skip
+                    )
                     for item in items
                     for reviewer in reviewers
                 ]
@@ -158,7 +163,7 @@ def main() -> int:
                 value=("supports" if item.key.kind == "citation" else "acceptable"),
                 note="A note.",
                 reviewer=reviewer,
-            )  # fmt: skip
+            )
             for item in items
             for reviewer in reviewers
         ]
