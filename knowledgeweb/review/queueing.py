@@ -31,8 +31,10 @@ from knowledgeweb.review.items import ThreadItems, is_disputed, threads_items
 from knowledgeweb.review.models import QueueThread, Reservation, ReviewQueue
 from knowledgeweb.threads.models import Thread
 
-#: Attempts at a claim before saying there is nothing to hand out (each lost race retries).
+#: Attempts at a claim in one chunk while it still has free slots (each lost race retries).
 CLAIM_ATTEMPTS = 5
+#: Threads read together when looking for the next one.
+CLAIM_CHUNK = 50
 
 
 class ThreadState(StrEnum):
@@ -275,21 +277,36 @@ def _resume(
 
 def queue_next(*, queue: ReviewQueue, reviewer: User, now: datetime | None = None) -> Reservation | None:
     """Reserve for ``reviewer`` the next thread of ``queue`` that still needs their verdicts,
-    and return the reservation (its ``thread`` and ``expires_at``); None when none is left."""
-    for _attempt in range(CLAIM_ATTEMPTS):
-        moment = now or timezone.now()
-        thread_ids = list(queue_threads(queue).values_list("id", flat=True))
-        progress = threads_progress(queue, thread_ids, now=moment)
-        candidates = [t for t in thread_ids if progress[t].needs(reviewer.pk)]
-        if not candidates:
-            return None
-        _ensure_slots(queue, candidates, moment)
-        _settle_finished(queue, {t: progress[t] for t in candidates}, moment)
-        reservation = _resume(queue, reviewer, candidates, moment) or _claim(
-            queue, reviewer, candidates, moment
-        )
+    and return the reservation (its ``thread`` and ``expires_at``); None when none is left.
+
+    A thread I hold and have not finished comes back first. Then the queue is read oldest
+    first, ``CLAIM_CHUNK`` threads at a time, and the first chunk with a free slot for me
+    ends the search: the cost follows the chunk, not the queue.
+    """
+    moment = now or timezone.now()
+    held = Reservation.objects.filter(queue=queue, reviewer=reviewer, finished=False).values("thread_id")
+    mine = list(queue_threads(queue).filter(pk__in=held).values_list("id", flat=True))
+    if mine:
+        progress = threads_progress(queue, mine, now=moment)
+        reservation = _resume(queue, reviewer, [t for t in mine if progress[t].needs(reviewer.pk)], moment)
         if reservation is not None:
             return reservation
+    thread_ids = list(queue_threads(queue).values_list("id", flat=True))
+    for start in range(0, len(thread_ids), CLAIM_CHUNK):
+        chunk = thread_ids[start : start + CLAIM_CHUNK]
+        progress = threads_progress(queue, chunk, now=moment)
+        candidates = [t for t in chunk if progress[t].needs(reviewer.pk)]
+        if not candidates:
+            continue
+        _ensure_slots(queue, candidates, moment)
+        _settle_finished(queue, {t: progress[t] for t in candidates}, moment)
+        reservation = _resume(queue, reviewer, candidates, moment)
+        for _attempt in range(CLAIM_ATTEMPTS):
+            if reservation is not None:
+                return reservation
+            reservation = _claim(queue, reviewer, candidates, moment)
+            if reservation is None and not _free_slots(queue, candidates, moment).exists():
+                break  # every slot of this chunk is held: on to the next chunk
     return None
 
 

@@ -126,7 +126,11 @@ def _reviewers(count: int) -> list[User]:
     return [UserFactory.create(username=f"reviewer{n:02d}") for n in range(count)]
 
 
-def test_on_sqlite_twenty_reviewers_one_at_a_time_get_twenty_threads(db: None) -> None:
+@pytest.mark.parametrize("chunk", [50, 3])
+def test_on_sqlite_twenty_reviewers_one_at_a_time_get_twenty_threads(
+    db: None, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("knowledgeweb.review.queueing.CLAIM_CHUNK", chunk)  # whole queue, or 7 chunks
     agent = UserFactory.create()
     threads = [cited_thread(agent, title=f"T{n}", citations=1) for n in range(20)]
     reviewers = _reviewers(20)
