@@ -115,7 +115,7 @@ def main() -> int:
     from knowledgeweb.threads.rendering import version
     from knowledgeweb.threads.rendering.markdown import markdown_to_html
     from knowledgeweb.threads.rendering.pipeline import render_counter
-    from knowledgeweb.threads.rendering.sanitizer import make_cleaner
+    from knowledgeweb.threads.rendering.sanitizer import sanitize_html
     from knowledgeweb.threads.services import message_append, thread_import
     from knowledgeweb.threads.services.renders import thread_rerender
 
@@ -138,7 +138,7 @@ def main() -> int:
 
         def floor(stored: list[Message] = stored) -> None:
             for message in stored:
-                make_cleaner().clean(markdown_to_html(message.content))
+                sanitize_html(markdown_to_html(message.content))
 
         def get(url: str = url) -> None:
             response = client.get(url)

@@ -36,6 +36,7 @@ BENCHMARKS = (
     "cache_outage.py",
     "compose.py",
     "abstention.py",
+    "verdicts.py",
     "review_export.py",
     "review.py",
 )

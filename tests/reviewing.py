@@ -47,7 +47,7 @@ class ReviewWorld:
     handle: str
 
     def user(self, role: str) -> User:
-        return getattr(self, role)  # type: ignore[no-any-return]
+        return getattr(self, role)
 
 
 def review_world(*, agent_name: str = "triage-bot") -> ReviewWorld:

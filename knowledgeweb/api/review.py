@@ -17,8 +17,8 @@ from ninja import Field, Path, Router, Schema
 from knowledgeweb.api.auth import rate_limit_key, request_user
 from knowledgeweb.api.text import StorableInput, Text
 from knowledgeweb.review.access import thread_access
-from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind, Verdict
-from knowledgeweb.review.selectors import ItemVerdicts, guidelines_html, thread_review
+from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind
+from knowledgeweb.review.selectors import ItemVerdicts, VerdictView, guidelines_html, thread_review
 from knowledgeweb.review.services import verdict_record
 
 router = Router(tags=["review"])
@@ -98,7 +98,7 @@ _ERRORS: dict[int, Any] = {401: ReviewErrorOut, 403: ReviewErrorOut, 404: Review
 _WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ReviewErrorOut, 413: ReviewErrorOut}
 
 
-def _verdict_out(verdict: Verdict) -> VerdictOut:
+def _verdict_out(verdict: VerdictView) -> VerdictOut:
     return VerdictOut(
         id=verdict.pk,
         kind=verdict.kind,
@@ -108,7 +108,7 @@ def _verdict_out(verdict: Verdict) -> VerdictOut:
         label=verdict.label,
         verdict=verdict.value,
         note=verdict.note,
-        reviewer=verdict.reviewer.get_username(),
+        reviewer=verdict.reviewer_name,
         created_at=verdict.created_at,
     )
 
@@ -171,7 +171,7 @@ def _record(
         note=payload.note,
         rate_key=rate_limit_key(request),
     )
-    return _verdict_out(verdict)
+    return _verdict_out(VerdictView.of(verdict))
 
 
 @router.put(

@@ -12,6 +12,7 @@ Decisions:
   ``~~strikethrough~~`` and bare URLs as links ("linkify": only URLs written with
   ``http://``, ``https://`` or ``mailto:``, and e-mail addresses; never a bare host,
   since ``setup.py`` and ``README.md`` end in country domains).
+  Bare URLs are found in bounded work by ``knowledge.linkify``.
 - A *link* is every ``link_open`` among a paragraph's, heading's or table cell's
   inline tokens, autolinks and linkified URLs included: exactly what the viewer
   turns into ``<a>``.
@@ -29,6 +30,13 @@ Decisions:
   as (links in them still links), on the page, in the report and in the export alike.
   Each cell costs the sanitizer and the export's table layout a little; a message
   may hold thousands.
+- No link holds another link (CommonMark: "links may not contain other links").
+  markdown-it already refuses a bracketed link or a bare URL inside a link's text,
+  but not an autolink (``<https://…>``); here an autolink inside a link's text is
+  text too, as a bare URL there is, so the outer link stands and is one link on
+  the page, in the report and in the export alike.
+- Each ``link_open`` carries its link's index in ``ParsedMarkdown.links``
+  (``link_index``): renderers find a link's verdict by it, never by counting.
 - markdown-it keeps no source offsets for inline tokens, so the grammar records
   each inline link's exact source text while parsing (a wrapper around the
   parser's own link rule, which decides nothing); the budget needs it to turn a
@@ -37,21 +45,25 @@ Decisions:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkLabel
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline import autolink as autolink_rule
 from markdown_it.rules_inline import link as link_rule
 from markdown_it.token import Token
 
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge.citations import Citation, HrefState, classify_href
+
+# The bounded linkifier's cap and counter are read as the grammar's (bench, tests, docs).
+from knowledgeweb.knowledge.linkify import MAX_LINKIFY_RUN as MAX_LINKIFY_RUN
+from knowledgeweb.knowledge.linkify import bounded_linkifier, linkify_inline
+from knowledgeweb.knowledge.linkify import linkify_counter as linkify_counter
 
 #: Markdown parses actually run; tests assert that reads never move it.
 parse_counter = Counter()
@@ -66,21 +78,9 @@ MAX_BRACKETS = 2_000
 #: A message whose tables hold more cells (over all its tables) shows them as text.
 MAX_TABLE_CELLS = 1_000
 
-#: Longer than any scheme the linkifier knows (``mailto``): see ``_linkify_inline``.
-_SCHEME_WINDOW = 32
-#: Bare URLs are linked only inside runs of at most this many non-space characters
-#: (a longer URL stays text; written ``<…>`` or ``[…](…)`` it is still a link).
-MAX_LINKIFY_RUN = 2_048
-#: Characters the linkifier was handed or searched: counted operations for the tests.
-linkify_counter = Counter()
-_WHITESPACE = re.compile(r"\s")
-_NON_SPACE_RUN = re.compile(r"\S+")
-_RUN_MEMO = "_knowledgeweb_linkify_run"
-# markdown-it's own pattern for the scheme before ``://`` (rules_inline/linkify.py).
-_SCHEME_RE = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
-
 _SOURCE = "knowledgeweb_source"
 _LABEL_SOURCE = "knowledgeweb_label_source"
+_LINK_INDEX = "knowledgeweb_link_index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,130 +156,13 @@ def _recording(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInli
     return wrapped
 
 
-def _run_allows_links(state: StateInline, start: int, pos: int) -> int | None:
-    """Where the run of non-space characters holding ``src[start:pos]`` ends, or ``None``
-    when that run is longer than ``MAX_LINKIFY_RUN`` (then nothing in it is linked).
+def _outside_links(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInline, bool], bool]:
+    """Refuse ``rule`` (the autolink rule) inside a link's text: links never nest."""
 
-    Two searches, neither longer than the cap: forward for the run's end, and backward
-    through the cap's reach for the whitespace before it. The answer is kept on the
-    state for the next ``://`` of the same run, so a run is searched about once.
-    """
-    src = state.src
-    known: tuple[int, int, bool] | None = getattr(state, _RUN_MEMO, None)
-    if known is not None and known[0] <= pos < known[1]:
-        return known[1] if known[2] else None
-    limit = start + MAX_LINKIFY_RUN + 1
-    ahead = _WHITESPACE.search(src, pos, limit)
-    end = ahead.start() if ahead else min(len(src), limit)
-    linkify_counter.add(end - pos + 1)
-    allowed = end - start <= MAX_LINKIFY_RUN
-    reach = end - MAX_LINKIFY_RUN - 1
-    if allowed and reach >= 0:
-        behind = _WHITESPACE.search(src, reach, start)
-        linkify_counter.add((behind.start() + 1 if behind else start) - reach)
-        allowed = behind is not None
-    setattr(state, _RUN_MEMO, (pos, end, allowed))
-    return end if allowed else None
+    def wrapped(state: StateInline, silent: bool) -> bool:
+        return state.linkLevel == 0 and rule(state, silent)
 
-
-def _linkify_inline(state: StateInline, silent: bool) -> bool:
-    """markdown-it's inline linkify rule, deciding the same, in time linear in the text.
-
-    The upstream rule hands the linkifier all the text after each ``://`` (and searches
-    all the text pending since the last token for its scheme), and the linkifier's URL
-    pattern may read to the next whitespace looking for a closing bracket: 40,000
-    characters of ``http://a.b/(`` took seconds. Here the scheme is looked for in the
-    last ``_SCHEME_WINDOW`` pending characters (a longer run of scheme characters is no
-    scheme the linkifier knows), and the linkifier reads only the run of non-space
-    characters the ``://`` is in, plus the whitespace that ends it (a URL never holds
-    whitespace, and no lookahead of the pattern reads past it), and only when that run
-    is at most ``MAX_LINKIFY_RUN`` characters long.
-    """
-    if not state.md.options.linkify or state.linkLevel > 0:
-        return False
-    linkify = state.md.linkify
-    if linkify is None:
-        raise ModuleNotFoundError("Linkify enabled but not installed.")
-    pos = state.pos
-    if pos + 3 > state.posMax or not state.src.startswith("://", pos):
-        return False
-    match = _SCHEME_RE.search(state.pending[-_SCHEME_WINDOW:])
-    if not match:
-        return False
-    proto = match.group(1)
-    start = pos - len(proto)
-    end = _run_allows_links(state, start, pos)
-    if end is None:
-        return False
-    link = linkify.match_at_start(state.src[start : end + 1])
-    if not link:
-        return False
-    url: str = link.url.rstrip("*")  # a trailing '*' belongs to emphasis
-    full_url = state.md.normalizeLink(url)
-    if not state.md.validateLink(full_url):
-        return False
-    if not silent:
-        state.pending = state.pending[: -len(proto)]
-        token = state.push("link_open", "a", 1)
-        token.attrs = {"href": full_url}
-        token.markup = "linkify"
-        token.info = "auto"
-        token = state.push("text", "", 0)
-        token.content = state.md.normalizeLinkText(url)
-        token = state.push("link_close", "a", -1)
-        token.markup = "linkify"
-        token.info = "auto"
-    state.pos += len(url) - len(proto)
-    return True
-
-
-class _BoundedLinkifyIt(LinkifyIt):
-    """The linkifier, seeing no run of more than ``MAX_LINKIFY_RUN`` non-space characters.
-
-    markdown-it's core linkify rule (which finds the e-mail addresses) hands it whole
-    text tokens, and each candidate costs a scan to the end of its run: a long run with
-    many candidates is quadratic. A long run is blanked with as many spaces (so every
-    offset stays the same) before the linkifier looks: no URL spans whitespace, so
-    nothing outside a long run is linked differently, and nothing inside one is linked.
-    """
-
-    def match_at_start(self, text: str) -> Any:
-        # Counted whoever calls it: the characters handed over bound the patterns' work.
-        linkify_counter.add(len(text))
-        return super().match_at_start(text)
-
-    def test(self, text: str) -> bool:
-        return bool(super().test(_blank_long_runs(text)))
-
-    def match(self, text: str) -> Any:
-        return super().match(_blank_long_runs(text))
-
-
-def _blank_long_runs(text: str) -> str:
-    linkify_counter.add(len(text))
-    if len(text) <= MAX_LINKIFY_RUN:
-        return text
-    parts: list[str] = []
-    last = 0
-    for run in _NON_SPACE_RUN.finditer(text):
-        if run.end() - run.start() > MAX_LINKIFY_RUN:
-            parts.append(text[last : run.start()])
-            parts.append(" " * (run.end() - run.start()))
-            last = run.end()
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
-
-
-def _linkifier() -> LinkifyIt:
-    """Bare URLs that become links: written with their scheme (or an e-mail address).
-
-    No fuzzy hosts (``setup.py``, ``README.md``: file names end in country domains), no
-    ``ftp:`` (the sanitizer would leave a dead ``<a>``) and no protocol-relative ``//``
-    (which would also match the tail of ``javascript://``).
-    """
-    return _BoundedLinkifyIt().add("ftp:", None).add("//", None).set({"fuzzy_link": False, "fuzzy_ip": False})
+    return wrapped
 
 
 @lru_cache(maxsize=2)
@@ -291,10 +174,11 @@ def markdown_parser(*, tables: bool = True) -> MarkdownIt:
     ``MAX_TABLE_CELLS``; its options are the same, so renderers may use either's.
     """
     md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING, "linkify": True})
-    md.linkify = _linkifier()
+    md.linkify = bounded_linkifier()
     md.enable(["strikethrough", "linkify", *(["table"] if tables else [])])
     md.inline.ruler.at("link", _recording(link_rule))
-    md.inline.ruler.at("linkify", _linkify_inline)
+    md.inline.ruler.at("autolink", _outside_links(autolink_rule))
+    md.inline.ruler.at("linkify", linkify_inline)
     return md
 
 
@@ -338,7 +222,7 @@ def parse_markdown(text: str, *, capped: bool = True) -> ParsedMarkdown:
     links: list[Link] = []
     for token in tokens:
         if token.type == "inline" and token.children:
-            links.extend(_inline_links(token.children))
+            links.extend(_inline_links(token.children, first=len(links)))
     return ParsedMarkdown(
         text=text, tokens=tokens, env=env, too_deep=False, links=tuple(links), tables_as_text=tables_as_text
     )
@@ -354,7 +238,13 @@ def find_citations(markdown: str) -> list[Citation]:
     return parse_markdown(markdown).citations
 
 
-def _inline_links(children: list[Token]) -> list[Link]:
+def link_index(token: Token) -> int | None:
+    """The index in ``ParsedMarkdown.links`` of the link a ``link_open`` token opens."""
+    index = token.meta.get(_LINK_INDEX) if token.meta else None
+    return index if isinstance(index, int) else None
+
+
+def _inline_links(children: list[Token], *, first: int) -> list[Link]:
     found: list[Link] = []
     # CommonMark never nests a link in a link, but a stack keeps this honest whatever comes.
     open_links: list[tuple[Token, list[str]]] = []
@@ -365,6 +255,7 @@ def _inline_links(children: list[Token]) -> list[Link]:
             opener, parts = open_links.pop()
             href = str(opener.attrGet("href") or "")
             state, handle = classify_href(href)
+            opener.meta[_LINK_INDEX] = first + len(found)
             found.append(
                 Link(
                     href=href,

@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from uuid import UUID
-
-from django.db.models import QuerySet
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import parse_markdown
@@ -100,7 +99,7 @@ class ReviewItem:
     def values(self) -> tuple[str, ...]:
         return allowed_values(self.kind) if self.judgeable else ()
 
-    def matches(self, verdict: Verdict) -> bool:
+    def matches(self, verdict: VerdictView) -> bool:
         """Whether ``verdict`` was recorded on this very item (position, href and label)."""
         return (
             verdict.message_id == self.message_id
@@ -140,10 +139,16 @@ def thread_items(*, thread: Thread, messages: Sequence[Message] | None = None) -
 
 
 def _citation_item(message: Message, answer: int, position: int, citation: Mapping[str, Any]) -> ReviewItem:
+    return _citation_fields(message.id, position, citation, answer=answer)
+
+
+def _citation_fields(
+    message_id: UUID, position: int, citation: Mapping[str, Any], *, answer: int = 0
+) -> ReviewItem:
     passage = citation.get("passage", [])
     return ReviewItem(
         kind=ItemKind.CITATION,
-        message_id=message.id,
+        message_id=message_id,
         position=position,
         answer=answer,
         state=str(citation.get("state", "")),
@@ -180,9 +185,64 @@ def message_citation_count(*, thread: Thread, message_id: UUID) -> int:
     )
 
 
-def thread_verdicts(*, thread: Thread) -> QuerySet[Verdict]:
-    """Every verdict on ``thread``, oldest first, with its reviewer's name."""
-    return Verdict.objects.filter(thread=thread).select_related("reviewer").order_by("created_at", "id")
+@dataclass(frozen=True, slots=True)
+class VerdictView:
+    """A verdict as read for showing it: the fields, and its reviewer's name (no model rows)."""
+
+    pk: int
+    message_id: UUID
+    kind: str
+    position: int
+    href: str
+    label: str
+    value: str
+    note: str
+    reviewer_id: int
+    reviewer_name: str
+    created_at: datetime
+
+    @property
+    def word(self) -> str:
+        """The verdict in words ("partly supports")."""
+        return VERDICT_WORDS.get(self.value, self.value)
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> VerdictView:
+        """The view of a verdict just written."""
+        return cls(
+            verdict.pk,
+            verdict.message_id,
+            verdict.kind,
+            verdict.position,
+            verdict.href,
+            verdict.label,
+            verdict.value,
+            verdict.note,
+            verdict.reviewer_id,
+            verdict.reviewer.get_username(),
+            verdict.created_at,
+        )
+
+
+_VIEW_FIELDS = (
+    "pk",
+    "message_id",
+    "kind",
+    "position",
+    "href",
+    "label",
+    "value",
+    "note",
+    "reviewer_id",
+    "reviewer__username",
+    "created_at",
+)
+
+
+def thread_verdicts(*, thread: Thread) -> list[VerdictView]:
+    """Every verdict on ``thread``, oldest first, with its reviewer's name, in one query."""
+    rows = Verdict.objects.filter(thread=thread).order_by("created_at", "id").values_list(*_VIEW_FIELDS)
+    return [VerdictView(*row) for row in rows]
 
 
 def thread_verdict_count(*, thread_id: UUID) -> int:
@@ -196,15 +256,15 @@ class ItemVerdicts:
     reviewer's latest (the one that counts)."""
 
     item: ReviewItem
-    history: tuple[Verdict, ...] = ()
-    mine: Verdict | None = None
+    history: tuple[VerdictView, ...] = ()
+    mine: VerdictView | None = None
     #: Other reviewers' verdicts hidden from this reader until they judge the item.
     hidden: int = 0
 
     @property
-    def latest(self) -> tuple[Verdict, ...]:
+    def latest(self) -> tuple[VerdictView, ...]:
         """Each reviewer's latest verdict, in the order they were recorded."""
-        last: dict[int, Verdict] = {}
+        last: dict[int, VerdictView] = {}
         for verdict in self.history:
             last[verdict.reviewer_id] = verdict
         return tuple(sorted(last.values(), key=lambda v: (v.created_at, v.pk)))
@@ -216,7 +276,7 @@ class ThreadReview:
 
     items: tuple[ItemVerdicts, ...]
     #: Verdicts (visible to this reader) whose item no longer matches: never moved.
-    orphaned: tuple[Verdict, ...] = ()
+    orphaned: tuple[VerdictView, ...] = ()
     #: Whether this reader records verdicts here.
     reviews: bool = False
     sees_all: bool = False
@@ -245,9 +305,11 @@ def thread_review(
     *,
     access: ThreadAccess,
     items: Sequence[ReviewItem] | None = None,
-    verdicts: Iterable[Verdict] | None = None,
+    verdicts: Iterable[VerdictView] | None = None,
+    only_judged: bool = False,
 ) -> ThreadReview:
-    """The items of the thread ``access`` names with the verdicts ``access``'s user may see."""
+    """The items of the thread ``access`` names with the verdicts ``access``'s user may see.
+    ``only_judged``: leave out the items nobody judged (a page laying chips over itself)."""
     thread = access.thread
     if items is None:
         items = thread_items(thread=thread)
@@ -255,13 +317,18 @@ def thread_review(
         verdicts = thread_verdicts(thread=thread)
     user_id = access.user_id
     sees_all = access.leads or not access.reviews
-    by_item: dict[tuple[UUID, str, int], list[Verdict]] = {}
+    by_item: dict[tuple[UUID, str, int], list[VerdictView]] = {}
     for verdict in verdicts:
         by_item.setdefault((verdict.message_id, verdict.kind, verdict.position), []).append(verdict)
     matched: set[int] = set()
     entries: list[ItemVerdicts] = []
     for item in items:
-        found = [v for v in by_item.get((item.message_id, item.kind, item.position), []) if item.matches(v)]
+        group = by_item.get((item.message_id, item.kind, item.position))
+        if not group:
+            if not only_judged:
+                entries.append(ItemVerdicts(item))
+            continue
+        found = [v for v in group if item.matches(v)]
         matched.update(v.pk for v in found)
         own = [v for v in found if v.reviewer_id == user_id]
         mine = own[-1] if own else None
@@ -319,3 +386,28 @@ def answer_texts(*, thread: Thread) -> dict[UUID, str]:
         "message_id", "text"
     )
     return dict(rows)
+
+
+def judged_items(*, verdicts: Sequence[VerdictView]) -> list[ReviewItem]:
+    """The items ``verdicts`` are about (and their answers' other citations), read in one query
+    of the stored citations of those answers only: what a page needs to lay verdicts over
+    itself, the matching and the orphans. ``answer`` is left 0 (a page numbers its answers)."""
+    message_ids = {v.message_id for v in verdicts}
+    rows = MessageRender.objects.filter(message_id__in=message_ids).values_list("message_id", "citations")
+    items: list[ReviewItem] = []
+    citation, answer = ItemKind.CITATION, ItemKind.ANSWER
+    for message_id, citations in rows:
+        for position, fields in enumerate(citations or [], start=1):
+            items.append(
+                ReviewItem(
+                    citation,
+                    message_id,
+                    position,
+                    0,
+                    str(fields.get("state", "")),
+                    str(fields.get("href", "")),
+                    str(fields.get("label", "")),
+                )
+            )
+        items.append(ReviewItem(answer, message_id, 0, 0, "answer"))
+    return items

@@ -17,7 +17,7 @@ from knowledgeweb.review.access import thread_get_for_writer
 from knowledgeweb.review.errors import ReviewForbiddenError, VerdictsPresentError
 from knowledgeweb.review.listing import FILTERS as REVIEW_FILTERS
 from knowledgeweb.review.listing import review_filter_thread_ids, review_states
-from knowledgeweb.review.selectors import thread_review, thread_verdict_count
+from knowledgeweb.review.selectors import judged_items, thread_review, thread_verdict_count, thread_verdicts
 from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
@@ -114,8 +114,14 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     access = read_access(request, thread_id)
     thread = access.thread
     owned = access.owner
-    view = render_thread(thread, thread_outline(thread=thread))
-    view = with_verdict_chips(view, thread_review(access=access))
+    messages = thread_outline(thread=thread)
+    view = render_thread(thread, messages)
+    verdicts = list(thread_verdicts(thread=thread))
+    if verdicts:  # laid over the stored render; a page without verdicts reads nothing more
+        items = judged_items(verdicts=verdicts)
+        view = with_verdict_chips(
+            view, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
+        )
     outline = turn_outline(view, thread_questions(thread=thread))
     context = {
         "thread": thread,

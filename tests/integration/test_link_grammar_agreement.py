@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -135,6 +135,9 @@ def _agree(markdown: str) -> None:
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(markdown_texts)
+# Found by this test: an autolink inside a reference link's label. The grammar and report
+# counted two citations while the page showed the text as written; no link holds another now.
+@example(f"[[][r2]<https://example.org/#{SHARED_HANDLE}>\\[x](#{SHARED_HANDLE})")
 def test_viewer_report_and_export_agree_on_generated_markdown(markdown: str) -> None:
     _agree(markdown)
 

@@ -325,13 +325,17 @@ def test_admin_pages_refuse_every_role_without_staff(world: ReviewWorld) -> None
             assert response["Location"].startswith("/admin/login/")
 
 
+def _constant(caller: Caller) -> Callable[[], Caller]:
+    return lambda: caller
+
+
 @pytest.mark.parametrize("name", sorted(MCP))
 def test_mcp_tool(world: ReviewWorld, name: str) -> None:
     arguments, expect = MCP[name]
     got = {}
     for role in ORDER:
         caller = Caller(user=world.user(role), token_key=f"key-{role}", agent_name="")
-        result = tool_call(caller=lambda c=caller: c, name=name, arguments=arguments(world))
+        result = tool_call(caller=_constant(caller), name=name, arguments=arguments(world))
         wanted = expect[role]
         got[role] = (
             (result.status, result.structured.get("code", "")) if isinstance(wanted, tuple) else result.status

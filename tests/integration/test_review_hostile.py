@@ -37,7 +37,7 @@ class _Tags(HTMLParser):
                 "javascript:"
             ):
                 self.problems.append(f"<{tag} {name}={value}>")
-        if tag in {"iframe", "svg", "form"} and not dict(attrs).get("class", "").startswith(
+        if tag in {"iframe", "svg", "form"} and not (dict(attrs).get("class") or "").startswith(
             ("verdict-form", "logout-form", "login-form")
         ):
             self.problems.append(f"<{tag}>")

@@ -140,3 +140,25 @@ def test_a_message_nested_past_the_parsers_limit_has_no_citations() -> None:
     for depth in (18, 25):
         assert find_citations("> " * depth + link) == []
     assert [c.state for c in find_citations("> " * 16 + link)] == ["candidate"]
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        f"[see <https://example.org/#{SHARED}> here](#{NATIVE})",
+        f"[[][r2]<https://example.org/#{SHARED}>\\[x](#{NATIVE})",
+        f"[see <a@example.org>](#{NATIVE})",
+        f"[ref <https://example.org/#{SHARED}>][r]\n\n[r]: #{NATIVE}",
+    ],
+)
+def test_no_link_holds_another_an_autolink_in_a_links_text_is_text(markdown: str) -> None:
+    # CommonMark: links may not contain other links. The outer link stands, as it does
+    # around a bare URL; the autolink is part of its label.
+    (citation,) = find_citations(markdown)
+    assert citation.handle == NATIVE
+    assert "<" in citation.label
+
+
+def test_an_autolink_outside_any_link_is_still_a_link() -> None:
+    markdown = f"<https://example.org/#{SHARED}> and [x](#{NATIVE}) and <#{SHARED}>"
+    assert [c.state for c in find_citations(markdown)] == ["malformed", "candidate"]

@@ -277,3 +277,25 @@ def test_only_the_citation_stage_can_keep_an_id_unprefixed() -> None:
     assert 'id="user-content-cite-1"' in html
     assert 'id="user-content-cite-2"' in html
     assert ' id="cite-' not in html
+
+
+def test_a_message_cannot_write_a_citation_slot_of_its_own() -> None:
+    # The markdown stage writes each citation as a slot the hooks fill once the message is
+    # sanitized; a slot carries a digest of the message, which the message cannot hold.
+    from knowledgeweb.threads.rendering import pipeline
+
+    handle = "knowledge-source-" + "a" * 32
+    text = f"[x](#{handle})"
+    forged = "{" + pipeline._slot_mark(text) + ":0}"  # the real mark of ``text``, written into another
+    rendered = render_assistant_content(f"{forged} and {text}", {})
+    assert [v.state for v in rendered.verdicts] == ["unresolved"]
+    assert rendered.html.count('data-citation="unresolved"') == 1
+    assert forged in rendered.html  # shown as the text it is
+
+
+def test_the_sanitizer_refuses_output_it_cannot_read() -> None:
+    from knowledgeweb.threads.rendering.sanitizer import SanitizerOutputError, _user_content
+
+    assert _user_content('<p id="a">x</p>') == '<p id="user-content-a">x</p>'
+    with pytest.raises(SanitizerOutputError):
+        _user_content("<p id=a>x</p>")  # never what bleach writes: unquoted

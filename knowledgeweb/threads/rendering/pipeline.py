@@ -1,15 +1,21 @@
 """One assistant message through the pipeline: markdown -> sanitize -> resolve (docs/architecture.md#pages-and-dom-hooks).
 
 The message is parsed once, by ``linkgrammar``. Its citations and their
-verdicts come from that parse; the sanitizer's pass only wraps the matching
-``<a>`` elements in their hooks (see ``citations``).
+verdicts come from that parse. The markdown stage writes each citation link as
+a slot (``markdown.CITATION_SLOTS``), the sanitizer's one allowlist pass reads the
+message's markup, and each slot is then filled with its citation's hook
+(``resolution.citation_html``): the hooks are the page's own markup, so they are
+never offered to the allowlist, and nothing the message writes can pose as one.
+
+A slot is text no message can hold: it carries a digest of the message itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 
 from knowledgeweb.counters import Counter
 from knowledgeweb.knowledge import Evidence
@@ -17,11 +23,35 @@ from knowledgeweb.knowledge.linkgrammar import ParsedMarkdown, parse_markdown
 from knowledgeweb.threads.evidence import ResolvedCitation, resolve_citation
 from knowledgeweb.threads.rendering.claims import citation_hooks
 from knowledgeweb.threads.rendering.markdown import parsed_to_html, verbatim_html
-from knowledgeweb.threads.rendering.resolution import CitationFilter, CitationHook, GrammarMismatchError
-from knowledgeweb.threads.rendering.sanitizer import make_cleaner
+from knowledgeweb.threads.rendering.resolution import CitationHook, citation_html
+from knowledgeweb.threads.rendering.sanitizer import sanitize_html
 
 #: Markdown renders actually run; tests read it (reads must never move it).
 render_counter = Counter()
+
+
+class GrammarMismatchError(Exception):
+    """The sanitized HTML does not hold each citation's slot exactly once (never expected:
+    a slot is text, and the allowlist keeps all text)."""
+
+
+def _slot_mark(text: str) -> str:
+    # The message would have to hold a digest of itself to write a slot of its own.
+    return "kw-citation-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _fill_slots(html: str, mark: str, hooks: Sequence[str]) -> str:
+    """``html`` with slot ``n`` of ``mark`` replaced by ``hooks[n]``; each slot exactly once."""
+    seen: list[int] = []
+
+    def hook(slot: re.Match[str]) -> str:
+        seen.append(int(slot.group(1)))
+        return hooks[seen[-1]] if seen[-1] < len(hooks) else ""
+
+    filled = re.sub(rf"\{{{mark}:(\d+)\}}", hook, html)
+    if seen != list(range(len(hooks))):
+        raise GrammarMismatchError("the rendered citations differ from the grammar's citations")
+    return filled
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +81,16 @@ def render_assistant_content(
         resolve_citation(link.citation(), available) for link in parsed.links if link.is_citation
     )
     hooks = tuple(citation_hooks(parsed, verdicts, anchor_prefix=anchor_prefix))
-    stage = partial(CitationFilter, links=parsed.links, hooks=hooks)
+    mark = _slot_mark(text)
+    citing = [index for index, link in enumerate(parsed.links) if link.is_citation]
+    slots = {index: f"{{{mark}:{number}}}" for number, index in enumerate(citing)}
     try:
-        html = str(make_cleaner([stage]).clean(parsed_to_html(parsed)))
+        html = _fill_slots(
+            sanitize_html(parsed_to_html(parsed, slots)), mark, [citation_html(hook) for hook in hooks]
+        )
     except GrammarMismatchError:
-        # Cannot happen while markdown-it emits no raw HTML; should it ever, nothing is
-        # shown as a link whose verdict the report does not hold.
+        # Not expected; should it ever happen, nothing is shown as a citation whose verdict
+        # the report does not hold.
         shown = ParsedMarkdown(text=text, tokens=[], env={}, too_deep=True)
-        return RenderedContent(html=str(make_cleaner().clean(verbatim_html(text))), verdicts=(), parsed=shown)
+        return RenderedContent(html=sanitize_html(verbatim_html(text)), verdicts=(), parsed=shown)
     return RenderedContent(html=html, verdicts=verdicts, parsed=parsed, hooks=hooks)

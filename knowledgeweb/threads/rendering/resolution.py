@@ -1,9 +1,11 @@
-"""Citation resolution, the last stage of the render pipeline (docs/contract.md#reading-evidence).
+"""Citation resolution: the markup of each citation's hook (docs/contract.md#reading-evidence).
 
-Runs over the sanitized token stream. Which ``<a>`` is a citation, and its
-verdict, come from the link grammar's parse of the same message: the ``<a>``
-elements markdown-it emitted are, in order, the grammar's links, and each
-citation among them is replaced by exactly one of the stable hooks
+Which link is a citation, and its verdict, come from the link grammar's parse of
+the message; the markdown stage's citation rule (``markdown``) puts each
+citation's hook where its link stood, in place of the link and its label, after
+the sanitizer's allowlist has read the message's own markup (``pipeline``). The
+hooks are the page's markup, never the message's, so they are built here from
+the verdict alone, every value escaped, and are one of the stable hooks
 (docs/architecture.md#pages-and-dom-hooks):
 
 - resolved: ``<a class="citation" data-citation="resolved" data-source-id="ID"
@@ -23,18 +25,11 @@ the one validator; this module only decides markup.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from knowledgeweb.knowledge.citations import classify_href
-from knowledgeweb.knowledge.linkgrammar import Link
 from knowledgeweb.knowledge.passages import display_label
 from knowledgeweb.threads.evidence import ResolvedCitation
-from knowledgeweb.threads.rendering.sanitizer import OWN_ID_MARK, FilterBase, href_target
-
-Token = dict[str, Any]
-Attrs = dict[tuple[str | None, str], str]
 
 #: The empty element the page fills with a resolved citation's number (``web.rendering.thread``).
 #: Only the hooks write tags with a class, so text written in a message can never pose as one.
@@ -59,141 +54,78 @@ class CitationHook:
     label_mismatch: bool = False
 
 
-def _start(name: str, attrs: Attrs) -> Token:
-    return {"type": "StartTag", "name": name, "namespace": None, "data": attrs}
+def _text(text: str) -> str:
+    """Text content, escaped as the sanitizer writes the message's own text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _end(name: str) -> Token:
-    return {"type": "EndTag", "name": name, "namespace": None}
+def _attribute(name: str, value: str) -> str:
+    """`` name="value"``, quoted as the sanitizer quotes the message's own attributes: in
+    double quotes unless the value holds ``"`` and no ``'``."""
+    value = value.replace("&", "&amp;").replace("<", "&lt;")
+    if '"' in value and "'" not in value:
+        return f" {name}='{value}'"
+    return f' {name}="{value.replace(chr(34), "&quot;")}"'
 
 
-def _text(text: str) -> Token:
-    return {"type": "Characters", "data": text}
+def _tag(name: str, *attributes: tuple[str, str]) -> str:
+    return f"<{name}{''.join(_attribute(key, value) for key, value in attributes)}>"
 
 
-def citation_tokens(hook: CitationHook) -> list[Token]:
-    """The tokens of one citation's hook."""
+def citation_html(hook: CitationHook) -> str:
+    """The markup of one citation's hook."""
     verdict = hook.verdict
     if verdict.state == "resolved" and verdict.source is not None:
         source = verdict.source
-        attrs: Attrs = {
-            (None, "class"): "citation",
-            (None, "data-citation"): "resolved",
-            (None, "data-source-id"): source.id,
-            (None, "href"): "#" + source.handle,
-            (None, "id"): hook.anchor,
-            OWN_ID_MARK: "",
-        }
-        if hook.passage:
-            attrs[(None, "data-passage")] = " ".join(str(i) for i in hook.passage)
-        flag: list[Token] = []
-        if hook.label_mismatch:
-            attrs[(None, "data-label")] = display_label(verdict.label)
-            attrs[(None, "data-issue")] = "label-mismatch"
-            flag = [
-                _start("span", {(None, "class"): "citation-flag", (None, "aria-hidden"): "true"}),
-                _text("≠"),
-                _end("span"),
-                _start("span", {(None, "class"): "visually-hidden"}),
-                _text(f" ({MISMATCH_WORDS})"),
-                _end("span"),
-            ]
-        return [
-            _start("a", attrs),
-            _start("span", {(None, "class"): "citation-number"}),
-            _end("span"),
-            _start("span", {(None, "class"): "visually-hidden"}),
-            _text(f" {source.title}"),
-            _end("span"),
-            *flag,
-            _end("a"),
+        attrs = [
+            ("class", "citation"),
+            ("data-citation", "resolved"),
+            ("data-source-id", source.id),
+            ("href", "#" + source.handle),
+            ("id", hook.anchor),
         ]
+        if hook.passage:
+            attrs.append(("data-passage", " ".join(str(i) for i in hook.passage)))
+        flag = ""
+        if hook.label_mismatch:
+            attrs += [("data-label", display_label(verdict.label)), ("data-issue", "label-mismatch")]
+            flag = (
+                f'<span class="citation-flag" aria-hidden="true">≠</span>'
+                f'<span class="visually-hidden"> ({MISMATCH_WORDS})</span>'
+            )
+        return (
+            f"{_tag('a', *attrs)}{NUMBER_SLOT}"
+            f'<span class="visually-hidden">{_text(" " + source.title)}</span>{flag}</a>'
+        )
     reason_id = f"{hook.anchor}-reason"
-    button: Attrs = {
-        (None, "type"): "button",
-        (None, "class"): "citation",
-        (None, "data-citation"): verdict.state,
-        (None, "id"): hook.anchor,
-        (None, "popovertarget"): reason_id,
-        (None, "aria-describedby"): reason_id,
-        (None, "data-issue"): verdict.state,
-        OWN_ID_MARK: "",
-    }
-    reason: Attrs = {
-        (None, "class"): "citation-reason",
-        (None, "id"): reason_id,
-        (None, "popover"): "auto",
-        (None, "data-citation-reason"): verdict.state,
-        OWN_ID_MARK: "",
-    }
+    button = _tag(
+        "button",
+        ("type", "button"),
+        ("class", "citation"),
+        ("data-citation", verdict.state),
+        ("id", hook.anchor),
+        ("popovertarget", reason_id),
+        ("aria-describedby", reason_id),
+        ("data-issue", verdict.state),
+    )
+    reason = _tag(
+        "span",
+        ("class", "citation-reason"),
+        ("id", reason_id),
+        ("popover", "auto"),
+        ("data-citation-reason", verdict.state),
+    )
     # The reason's own text: the page puts a truer one in its place when the cited source was
     # retrieved only later or failed validation (``web.rendering.thread``), found by the handle.
     _, handle = classify_href(verdict.href)
-    because: Attrs = {(None, "class"): "reason-text"}
+    because = [("class", "reason-text")]
     if verdict.state == "unresolved" and handle is not None:
-        because[(None, "data-reason-handle")] = handle
+        because.append(("data-reason-handle", handle))
     label = display_label(verdict.label)
-    return [
-        _start("button", button),
-        _text(STATE_WORDS.get(verdict.state, "citation")),
-        _end("button"),
-        _start("span", reason),
-        _start("strong", {}),
-        _text(STATE_NAMES.get(verdict.state, "Citation") + ": "),
-        _end("strong"),
-        _start("span", because),
-        _text(verdict.reason),
-        _end("span"),
-        _text(" The answer labelled it “" + label + "”; its link is " if label else " Its link is "),
-        _start("code", {(None, "class"): "reason-href"}),
-        _text(verdict.href),
-        _end("code"),
-        _text("."),
-        _end("span"),
-    ]
-
-
-class GrammarMismatchError(Exception):
-    """The HTML's links are not the grammar's links (never expected: markdown-it emits no raw HTML)."""
-
-
-class CitationFilter(FilterBase):
-    """Wrap the ``<a>`` of each citation link in its hook, in document order.
-
-    ``links`` are every link of the message as the grammar found them and
-    ``hooks`` the hooks (verdicts) of the citations among them, in order. HTML never
-    nests ``<a>``, so a link ends at the next ``</a>``. Any disagreement between
-    the HTML and the grammar raises ``GrammarMismatchError`` rather than guessing.
-    """
-
-    def __init__(self, source: Any, *, links: Sequence[Link], hooks: Sequence[CitationHook]) -> None:
-        super().__init__(source)
-        self.links = links
-        self.hooks = hooks
-
-    def __iter__(self) -> Iterator[Token]:
-        links = iter(self.links)
-        hooks = iter(self.hooks)
-        hook: CitationHook | None = None
-        for token in super().__iter__():
-            if hook is not None:
-                # The link's own label is dropped: a hook shows what its verdict allows.
-                if token["type"] == "EndTag" and token["name"] == "a":
-                    yield from citation_tokens(hook)
-                    hook = None
-                continue
-            if token["type"] == "StartTag" and token["name"] == "a":
-                link = next(links, None)
-                href = token.get("data", {}).get((None, "href"))
-                if link is None or (href is not None and href_target(str(href)) != link.href.strip()):
-                    raise GrammarMismatchError("the rendered links differ from the grammar's links")
-                if link.is_citation:
-                    hook = next(hooks, None)
-                    if hook is None:
-                        raise GrammarMismatchError("a citation link has no verdict")
-                    continue
-            yield token
-        if hook is not None:  # an unclosed link still gets its hook
-            yield from citation_tokens(hook)
-        if next(links, None) is not None:
-            raise GrammarMismatchError("the grammar found links the HTML does not hold")
+    labelled = " The answer labelled it “" + label + "”; its link is " if label else " Its link is "
+    return (
+        f"{button}{_text(STATE_WORDS.get(verdict.state, 'citation'))}</button>"
+        f"{reason}<strong>{_text(STATE_NAMES.get(verdict.state, 'Citation') + ': ')}</strong>"
+        f"{_tag('span', *because)}{_text(verdict.reason)}</span>{_text(labelled)}"
+        f'<code class="reason-href">{_text(verdict.href)}</code>.</span>'
+    )

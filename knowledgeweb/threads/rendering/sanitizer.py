@@ -1,45 +1,39 @@
 """The sanitizer, the second stage of the render pipeline (docs/architecture.md#pages-and-dom-hooks).
 
-A strict allowlist of the tags CommonMark and the grammar's GitHub extensions (tables,
-strikethrough) produce. On top of bleach:
+One plain allowlist pass of bleach over the HTML the markdown stage wrote: the tags
+CommonMark and the grammar's GitHub extensions (tables, strikethrough) produce, and
+per tag the attributes it may keep (``_allowed_attribute``). bleach is used only here,
+through its public ``Cleaner`` and nothing else, so moving to another sanitizer (nh3)
+touches this file alone. On top of the allowlist:
 
-- every ``id`` and ``name`` a user wrote gets the ``user-content-`` prefix, so no
+- links keep only ``http:``/``https:``/``mailto:`` URLs and same-document ``#``
+  fragments (the allowlist refuses any other ``href``); relative and
+  protocol-relative URLs are dropped;
+- every ``id`` and ``name`` a message wrote gets the ``user-content-`` prefix, so no
   message can create an element that shadows the sources panel's
   ``knowledge-source-<id>`` anchors or a global the page's script reads
   (DOM clobbering);
-- links keep only ``http:``/``https:``/``mailto:`` URLs and same-document ``#``
-  fragments; relative and protocol-relative URLs are dropped;
 - external links get ``rel="noopener noreferrer"``.
 
-Citation resolution (see ``resolution``) runs as a token filter inside the same
-pass, so a message is parsed once. It sees each link after bleach's allowlist
-and before the link policy here: a citation-looking relative link is then
-reported as malformed rather than silently losing its href. For the same reason
-bleach keeps a citation-looking href whatever its scheme (``ftp://…#knowledge-…``):
-the citation stage turns it into a malformed hook with no href, and
-``UserContentFilter`` drops any such href that reaches it.
+The last two rewrite attributes the allowlist kept, which an allowlist cannot do: they
+are made on bleach's own output (``_user_content``), whose form is fixed (every ``<``
+in text or in a value is escaped, every value quoted), so reading its start tags is
+exact; a tag that does not read as expected raises rather than passing unread.
+
+The citation hooks are the page's markup, not the message's: they never pass through
+here (``pipeline`` puts them in the sanitized HTML), so nothing a message writes can
+pose as one, whatever the allowlist keeps.
 """
 
 from __future__ import annotations
 
+import html as html_entities
 import re
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 from urllib.parse import urlsplit
 
-from bleach import html5lib_shim
-from bleach.sanitizer import BleachSanitizerFilter, Cleaner
+import bleach
 
-from knowledgeweb.knowledge import classify_href
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
-
-Token = dict[str, Any]
-TokenFilter = Callable[..., Any]
-
-#: The base class of a token filter run inside the sanitizing pass (``make_cleaner``). bleach is
-#: used only in this module, so that moving to another sanitizer (nh3) touches this file alone.
-FilterBase = html5lib_shim.Filter
-
 
 ALLOWED_TAGS = frozenset(
     {
@@ -78,9 +72,9 @@ CELL_ALIGN_CLASSES = frozenset({"align-left", "align-center", "align-right"})
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     if name in {"id", "name"}:
-        return True  # kept, then prefixed by ``UserContentFilter``
+        return True  # kept, then prefixed by ``_user_content``
     if tag == "a":
-        return name in {"href", "title"}
+        return name == "title" or (name == "href" and link_kind(href_target(value)) is not None)
     if tag == "ol":
         return name == "start" and value.isdigit()
     if tag == "code":
@@ -94,14 +88,12 @@ ALLOWED_PROTOCOLS = frozenset({"http", "https", "mailto"})
 EXTERNAL_REL = "noopener noreferrer"
 
 
-def _attribute(token: Token, name: str) -> str | None:
-    value = token.get("data", {}).get((None, name))
-    return None if value is None else str(value)
-
-
 def href_target(raw: str) -> str:
-    """The href as a browser reads it: entities decoded, surrounding space removed."""
-    return html5lib_shim.convert_entities(raw).strip()
+    """The href as a browser reads it: character references decoded, surrounding space removed.
+
+    bleach hands the allowlist attribute values as written, references and all.
+    """
+    return html_entities.unescape(raw).strip()
 
 
 def link_kind(href: str) -> str | None:
@@ -122,95 +114,52 @@ def link_kind(href: str) -> str | None:
     return None
 
 
-#: Marks an element the citation stage built (its ids are the page's own, not the message's).
-#: Bleach's allowlist removes every ``data-`` attribute a message could carry before the
-#: citation stage runs, so only that stage can set it; ``UserContentFilter`` removes it.
-OWN_ID_MARK = (None, "data-knowledgeweb-hook")
+# bleach writes every start tag as ``<name`` and `` attr="value"`` pairs (or ``'value'`` when
+# the value holds ``"`` and no ``'``), with ``<`` escaped in text and in values alike.
+_ATTRIBUTE = r""" ([a-z][a-z0-9:_.-]*)=("[^"]*"|'[^']*')"""
+_START_TAG = re.compile(rf"<([a-z][a-z0-9]*)((?:{_ATTRIBUTE})*)>")
+_ATTRIBUTES = re.compile(_ATTRIBUTE)
+_TAG_START = re.compile(r"<[a-z]")
 
 
-class UserContentFilter(html5lib_shim.Filter):
-    """Prefix ``id``/``name``; drop unsafe hrefs; mark external links ``noopener noreferrer``.
+class SanitizerOutputError(Exception):
+    """bleach's output held a start tag in a form ``_user_content`` cannot read (never expected)."""
 
-    The citation hooks' own ids (``OWN_ID_MARK``) keep their names: the page links to them
-    (backlinks, popovers), and a message's ids, all prefixed, can never equal one.
+
+def _rewrite(tag: re.Match[str]) -> str:
+    name, attributes = tag.group(1), tag.group(2)
+    if not attributes:
+        return tag.group(0)
+    parts: list[str] = []
+    for attribute in _ATTRIBUTES.finditer(attributes):
+        key, quoted = attribute.group(1), attribute.group(2)
+        if key in {"id", "name"}:
+            parts.append(f" {key}={quoted[0]}{USER_CONTENT_PREFIX}{quoted[1:]}")
+            continue
+        parts.append(attribute.group(0))
+        if name == "a" and key == "href" and link_kind(href_target(quoted[1:-1])) == "external":
+            parts.append(f' rel="{EXTERNAL_REL}"')
+    return f"<{name}{''.join(parts)}>"
+
+
+def _user_content(cleaned: str) -> str:
+    """Prefix every ``id``/``name`` and mark external links, in bleach's output."""
+    rewritten, count = _START_TAG.subn(_rewrite, cleaned)
+    if count != len(_TAG_START.findall(cleaned)):
+        raise SanitizerOutputError("a start tag in the sanitizer's output did not read as expected")
+    return rewritten
+
+
+def sanitize_html(html: str) -> str:
+    """Sanitize an HTML fragment with the project's allowlist.
+
+    A fresh ``Cleaner`` each time: bleach's cleaners keep parser state, so one per use.
     """
-
-    def __iter__(self) -> Iterator[Token]:
-        for token in super().__iter__():
-            if token["type"] in {"StartTag", "EmptyTag"} and token.get("data"):
-                if OWN_ID_MARK in token["data"]:
-                    token["data"] = {k: v for k, v in token["data"].items() if k != OWN_ID_MARK}
-                    if token["name"] == "a":  # the resolved hook: its href still meets the link policy
-                        token["data"] = self._attributes(token, own_ids=True)
-                else:
-                    token["data"] = self._attributes(token)
-            yield token
-
-    def _attributes(self, token: Token, *, own_ids: bool = False) -> dict[tuple[str | None, str], str]:
-        attrs: dict[tuple[str | None, str], str] = {}
-        for key, value in token["data"].items():
-            _, name = key
-            if name in {"id", "name"} and not own_ids:
-                attrs[key] = USER_CONTENT_PREFIX + value
-            elif name == "href":
-                kind = link_kind(href_target(value))
-                if kind is None:
-                    continue
-                attrs[key] = value
-                if kind == "external":
-                    attrs[(None, "rel")] = EXTERNAL_REL
-            else:
-                attrs[key] = value
-        return attrs
-
-
-class _SanitizerFilter(BleachSanitizerFilter):
-    """Bleach's sanitizer, except that a knowledge-citation href outside the allowed
-    schemes is kept for the citation stage: dropped here, it would leave a bare ``<a>``
-    where the citations API reports a malformed citation."""
-
-    def sanitize_uri_value(self, value: str, allowed_protocols: Any) -> str | None:
-        kept: str | None = super().sanitize_uri_value(value, allowed_protocols)
-        if kept is None and classify_href(href_target(value))[0] != "other":
-            return value
-        return kept
-
-
-class _Cleaner(Cleaner):
-    """``Cleaner`` with ``_SanitizerFilter`` in place of bleach's own sanitizer filter."""
-
-    def clean(self, text: str) -> str:
-        if not text:
-            return ""
-        filtered: Any = _SanitizerFilter(
-            source=self.walker(self.parser.parseFragment(text)),
-            allowed_tags=self.tags,
-            attributes=self.attributes,
-            strip_disallowed_tags=self.strip,
-            strip_html_comments=self.strip_comments,
-            css_sanitizer=self.css_sanitizer,
-            allowed_protocols=self.protocols,
-        )
-        for filter_class in self.filters:
-            filtered = filter_class(source=filtered)
-        return str(self.serializer.render(filtered))
-
-
-def make_cleaner(extra_filters: Sequence[TokenFilter] = ()) -> Cleaner:
-    """A fresh cleaner (bleach cleaners keep parser state, so one per use).
-
-    ``extra_filters`` run before ``UserContentFilter``, which always has the last word.
-    """
-    return _Cleaner(
+    cleaner = bleach.Cleaner(
         tags=ALLOWED_TAGS,
         attributes=_allowed_attribute,
         protocols=ALLOWED_PROTOCOLS,
         strip=True,
         strip_comments=True,
-        filters=[*extra_filters, UserContentFilter],
     )
-
-
-def sanitize_html(html: str) -> str:
-    """Sanitize an HTML fragment with the project's allowlist."""
-    return str(make_cleaner().clean(html))
+    return _user_content(cleaner.clean(html))

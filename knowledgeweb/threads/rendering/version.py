@@ -18,7 +18,7 @@ is replaced a read renders that message in memory for its response without stori
 from __future__ import annotations
 
 #: The renderer's output version. Raise it with every change to any golden output.
-RENDERER_VERSION = 2
+RENDERER_VERSION = 3
 
 #: Stored renders below this version are never served. Never above ``RENDERER_VERSION``.
 #: Renders stored before versions existed carry 0.

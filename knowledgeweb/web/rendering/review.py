@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.passages import excerpt_segments
-from knowledgeweb.review.models import ItemKind, Verdict
+from knowledgeweb.review.models import ItemKind
 from knowledgeweb.review.selectors import (
     VERDICT_ICONS,
     VERDICT_WORDS,
@@ -26,6 +26,7 @@ from knowledgeweb.review.selectors import (
     ItemVerdicts,
     ReviewItem,
     ThreadReview,
+    VerdictView,
 )
 from knowledgeweb.web.rendering.thread import MessageView, ThreadView
 
@@ -35,12 +36,12 @@ _EMPTY = SafeString("")
 _HOOK = re.compile(r'id="cite-([0-9a-f]{32})-([0-9]+)"[^>]*>.*?</a>', re.S)
 
 
-def chip(verdict: Verdict, *, by: bool = True) -> str:
+def chip(verdict: VerdictView, *, by: bool = True) -> str:
     """One verdict as a chip: icon (hidden from screen readers), word, and whose it is."""
     value = verdict.value
     word = escape(VERDICT_WORDS.get(value, value))
     icon = VERDICT_ICONS.get(value, "•")
-    who = f'<span class="verdict-by"> · {escape(verdict.reviewer.get_username())}</span>' if by else ""
+    who = f'<span class="verdict-by"> · {escape(verdict.reviewer_name)}</span>' if by else ""
     note = (
         f'<span class="verdict-note" data-verdict-note>{escape(verdict.note)}</span>' if verdict.note else ""
     )
