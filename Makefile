@@ -54,7 +54,7 @@ serve-preflight:
 			"(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'). Nothing was started." >&2; \
 		exit 2; fi
 
-# The production server (README, "Serving in production"): DEBUG off, SECRET_KEY and
+# The production server (docs/operations.md#serving-in-production): DEBUG off, SECRET_KEY and
 # ALLOWED_HOSTS from the environment, gunicorn's threaded workers on HOST:PORT
 # (127.0.0.1:8000 by default). Starts without re-rendering: once gunicorn listens, its
 # when_ready hook runs `manage.py rerender` in the background, with progress in the log.
@@ -106,7 +106,7 @@ pytest-postgres: install
 
 test: lint typecheck pytest pytest-postgres
 
-# The fast loop (README, "Set-up"): ruff, mypy, and the unit and integration tests on SQLite
+# The fast loop (README, "The fast loop"): ruff, mypy, and the unit and integration tests on SQLite
 # under pytest-xdist, without the tiers (browser, real LightRAG, MCP processes, live) and the
 # `slow` tests; it prints how many it ran and fails below 90% (tests/tiers.py).
 test-fast: install
@@ -116,7 +116,7 @@ test-fast: install
 	env -u DATABASE_URL -u CACHE_URL $(BIN)/pytest --fast $(XDIST) tests/unit tests/integration
 
 # Builds (or verifies) the real-LightRAG tests' cache ahead, e.g. before going offline; the
-# tests' own fixture does the same on first use (README, "The real LightRAG server in the tests").
+# tests' own fixture does the same on first use (docs/testing.md#the-real-lightrag-server-in-the-tests).
 lightrag-cache: install
 	$(BIN)/python -m tests.lightrag_real.installation
 
@@ -126,7 +126,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 # The same, writing the table into docs/performance.md stamped with the commit, the date, the
-# CPU count and the load average (the README's "Performance" links to it).
+# CPU count and the load average (the README's "Documentation" links to it).
 bench-docs: install
 	$(BIN)/python bench/run.py --write-docs docs/performance.md
 

@@ -1,4 +1,4 @@
-"""How candidate closeness scores and thresholds do on real excerpts (docs/decisions.md).
+"""How candidate closeness scores and thresholds do on real excerpts (docs/decisions/0027-closest-passage-and-label-mismatch.md).
 
     .venv/bin/python bench/passage_threshold.py
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 if __package__ in {None, ""}:
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from knowledgeweb.knowledge.passages import sentence_words, sentences
+from knowledgeweb.knowledge.text import sentence_words, sentences
 from tests.unit.passage_claims import CLAIMS, DOCUMENTS, GROUPS, chunks
 
 Score = Callable[[frozenset[str], frozenset[str]], float]

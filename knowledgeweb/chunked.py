@@ -19,7 +19,7 @@ refusal carries an ``X-Request-ID`` and is reported to ``on_refused`` (``knowled
 passes the request log's id rule and line, from ``knowledgeweb.ops.requestlog``: this
 module sits beside ops, not above it); under ``/api/`` its body is the API's error JSON
 (``detail`` and ``code``).
-See docs/decisions.md, "Access".
+See docs/decisions/0007-request-bodies-without-a-length.md.
 """
 
 from __future__ import annotations

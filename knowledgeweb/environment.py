@@ -215,7 +215,7 @@ def env_rate(name: str, default: str, *, environ: Mapping[str, str] | None = Non
     """Read a rate limit ``N/period`` (``30/minute``, ``5/10second``) as ``(N, seconds)``.
 
     ``off`` disables the limit (``None``). The default is parsed like a value, so it
-    is spelled the way the README documents it.
+    is spelled the way docs/operations.md documents it.
     """
     raw = env_str(name, environ=environ)
     text = default if raw is None else raw

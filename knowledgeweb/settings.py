@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see README, "Configuration")."""
+"""Django settings, read from the environment (see docs/operations.md#configuration)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files answer here, already compressed; nothing below runs for them.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Pages and JSON (docs/decisions.md, "Serving": why compression is safe here).
+    # Pages and JSON (docs/decisions/0013-serving-in-production.md: why compression is safe here).
     "django.middleware.gzip.GZipMiddleware",
     "knowledgeweb.web.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -107,13 +107,14 @@ DATABASES = {
         base_dir=str(BASE_DIR),
         # 0: each request opens its connection when it needs one and closes it at its end,
         # so no idle thread holds one, none outlives a database restart, and recovery after
-        # an outage is immediate (docs/decisions.md, "Database pressure"; ops/database.py).
+        # an outage is immediate (docs/decisions/0030-database-pressure.md; ops/database.py).
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # A transaction takes SQLite's write lock when it begins (Django 5.1+), so two that read
-    # then write wait for each other instead of failing "database is locked" (issue 31).
+    # Every transaction takes SQLite's write lock when it begins (BEGIN IMMEDIATE), waiting
+    # for it like any write, so one that reads before it writes cannot fail with "database
+    # is locked" half-way: the one way to write under SQLite's lock, with no retry loops.
     DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -126,13 +127,13 @@ CACHES = {
 # After a cache failure, each process skips the cache this long before trying again.
 CACHE_RETRY_AFTER = env_float("CACHE_RETRY_AFTER", 5.0, maximum=3600)
 
-# Seconds a memoized validation is kept (docs/decisions.md, "Render at write"): a day.
+# Seconds a memoized validation is kept (docs/decisions/0016-render-at-write.md): a day.
 KNOWLEDGEWEB_CACHE_TTL = env_int("KNOWLEDGEWEB_CACHE_TTL", 86_400, minimum=1)
 
 # While the database refuses connections, one log line per kind of failure per this many seconds.
 DB_FAILURE_LOG_INTERVAL = env_float("DB_FAILURE_LOG_INTERVAL", 10.0, maximum=3600)
 
-# The task queue (docs/decisions.md, "Tasks"). No broker (the default): every task runs
+# The task queue (docs/decisions/0042-tasks-uploads-and-long-work-on-celery.md). No broker (the default): every task runs
 # in-process, inside the request or command that starts it. With a broker (Redis), workers
 # started with `celery -A knowledgeweb worker` run them, on this machine or others.
 TASK_BROKER_CONFIGURED = bool(env_str("CELERY_BROKER_URL"))
@@ -185,7 +186,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-# HTTPS, usually behind a TLS-terminating proxy (README, "Serving in production").
+# HTTPS, usually behind a TLS-terminating proxy (docs/operations.md#serving-in-production).
 SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
@@ -232,13 +233,13 @@ RATE_LIMIT_NAMESPACE = "rl"
 # Largest request body the API accepts; larger bodies answer 413 before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Quotas on what one thread and one user may store (knowledgeweb.threads.quotas; README
-# "Configuration"). Bytes are UTF-8 bytes of message content plus artifact JSON.
+# Quotas on what one thread and one user may store (knowledgeweb.threads.quotas;
+# docs/operations.md#configuration). Bytes are UTF-8 bytes of message content plus artifact JSON.
 QUOTA_THREAD_MESSAGES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_MESSAGES", 5_000, minimum=1)
 QUOTA_THREAD_BYTES = env_int("KNOWLEDGEWEB_QUOTA_THREAD_BYTES", 32 * 1024 * 1024, minimum=1)
 QUOTA_USER_THREADS = env_int("KNOWLEDGEWEB_QUOTA_USER_THREADS", 5_000, minimum=1)
 QUOTA_USER_BYTES = env_int("KNOWLEDGEWEB_QUOTA_USER_BYTES", 512 * 1024 * 1024, minimum=1)
-# Providers (README "Configuration"): no binding's timeout, which bounds a whole search,
+# Providers (docs/operations.md#configuration): no binding's timeout, which bounds a whole search,
 # may exceed this ceiling; keep the server's worker timeout above it.
 KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING = env_int(
     "KNOWLEDGEWEB_PROVIDER_TIMEOUT_CEILING", 60, minimum=1, maximum=120

@@ -27,3 +27,16 @@ if _WORKER and CACHES["default"]["BACKEND"] == "knowledgeweb.ops.cache.Resilient
         "BACKEND": "tests.worker_cache.WorkerRedisCache",
         "KEY_PREFIX": f"kw-test-{_WORKER}",
     }
+
+# SQLite's test database is a file, not Django's shared-cache in-memory database: in shared
+# cache, a writer waiting for another gets "database table is locked" at once instead of
+# waiting for the lock, so concurrent writers would fail where the real file database (whose
+# transactions begin with BEGIN IMMEDIATE and wait; knowledgeweb/settings.py) serializes them.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.path.join(tempfile.gettempdir(), f"knowledgeweb-test-{os.getpid()}.sqlite3"),
+    }
+    # A throwaway database need not survive a power cut: no fsync on every commit.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA synchronous=OFF;"  # noqa: F405

@@ -22,7 +22,7 @@ INTRODUCTION = "From the retrieved sources:"
 ABSTAIN_PART = "None of the retrieved passages answers"
 
 #: A sentence answers only when it covers at least this share of the question's terms
-#: (docs/decisions.md, "Ask" and "Ask answers plain questions"). Below it, the composer
+#: (docs/decisions/0022-finding-your-way.md and docs/decisions/0038-ask-answers-plain-questions.md). Below it, the composer
 #: abstains rather than quote a sentence that merely shares a word or two with the question.
 MIN_COVERAGE = 0.6
 #: Further sentences are quoted only when they cover nearly as much as the best one.

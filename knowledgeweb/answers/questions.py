@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from knowledgeweb.answers.text import QUESTION_FRAMING, STOP_WORDS, stem
+from knowledgeweb.answers.text import QUESTION_FRAMING
+from knowledgeweb.knowledge.text import STOP_WORDS, stem
 
 Kind = Literal["person", "time", "date", "quantity"]
 

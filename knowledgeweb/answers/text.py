@@ -1,19 +1,17 @@
-"""Sentence splitting, word matching and Markdown escaping for extractive answers."""
+"""Markdown-aware prose, question clauses and Markdown escaping for extractive answers.
+
+Where a sentence ends, which words are stop words and how a word is stemmed are
+``knowledgeweb.knowledge.text``'s rules, shared with the citation viewer's
+passages; this module adds what only the composer needs: Markdown blocks read as
+prose, the words that frame a question, and quoting source text safely.
+"""
 
 from __future__ import annotations
 
 import re
 
-# A small English stop list: these words say nothing about which sentence answers.
-_STOP_WORDS_TEXT = """
-a about above after again all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he
-her here hers him his how i if in into is it its itself just me more most my no nor not now of off
-on once only or other our ours out over own same she should so some such than that the their them
-then there these they this those through to too under until up very was we were what when where
-which while who whom why will with would you your
-"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+from knowledgeweb.knowledge.text import sentences as prose_sentences
+
 # Words that frame a question rather than say what it is about: a sentence need not hold them.
 _QUESTION_FRAMING_TEXT = """
 tell explain describe define mean means meant say says said happen happens happened
@@ -22,9 +20,6 @@ know show find example examples briefly exactly difference
 """
 QUESTION_FRAMING = frozenset(_QUESTION_FRAMING_TEXT.split())
 
-_WORD = re.compile(r"[^\W_]+")
-# After . ! or ?, optionally closed by a quote or bracket, then whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 # Block markers at the start of a line: headings, quotes, list bullets, numbered items.
 _LINE_MARKER = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,9}[.)]\s+)")
@@ -33,32 +28,6 @@ _TERMINATED = re.compile(r"[.!?][\"')\]]?$")
 # Fewer words than this, and no closing punctuation: a heading, not prose.
 _MIN_UNTERMINATED_WORDS = 8
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~!])")
-_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly", "e")
-
-
-def stem(word: str) -> str:
-    """A crude suffix-stripping stem: enough for 'resolves', 'resolved' and 'resolve' to meet."""
-    if len(word) > 4 and word.endswith(("ies", "ied")):
-        return word[:-3] + "y"  # carries, carried -> carry, like carry itself
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def keywords(text: str) -> set[str]:
-    """Stems of the words in ``text`` that are not stop words."""
-    return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS}
-
-
-def content_words(question: str) -> set[str]:
-    """Stems of the question's words that say what it is about (no stop words, no framing)."""
-    return {
-        stem(word)
-        for word in _WORD.findall(question.lower())
-        if word not in STOP_WORDS and word not in QUESTION_FRAMING
-    }
-
 
 # Clause boundaries that separate questions: "?" or ";", or a comma before and/or/but.
 _CLAUSE_BREAK = re.compile(r"[?;]+|,\s*(?:and|or|but)\s+", re.IGNORECASE)
@@ -85,7 +54,7 @@ def sentences(text: str) -> list[str]:
     for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line for line in paragraph.splitlines() if line.strip() and not _HEADING.match(line)]
         prose = " ".join(_LINE_MARKER.sub("", line).strip() for line in lines)
-        for sentence in _SENTENCE_END.split(prose):
+        for sentence in prose_sentences(prose):
             sentence = " ".join(sentence.split())
             if _TERMINATED.search(sentence) or len(sentence.split()) >= _MIN_UNTERMINATED_WORDS:
                 found.append(sentence)

@@ -48,7 +48,7 @@ class BearerTokenAuth(HttpBearer):
         # A token that matches is always accepted: failures are counted per address on the
         # failure path only, so nobody can lock a token's owner out by sending wrong tokens
         # from (or, behind a proxy, as) the same address. Tokens are long random secrets,
-        # so this gives up nothing against guessing (docs/decisions.md).
+        # so this gives up nothing against guessing (docs/decisions/0037-api-surface-limits-text-and-openapi.md).
         user = token_authenticate(raw_token=token)
         if user is None:
             # Counted atomically, and refused past the limit (429, Retry-After): a client

@@ -102,7 +102,7 @@ _RATE_LIMITED_RESPONSE = {
     "description": (
         "Too many requests: searches, questions or writes per token (or session user), or "
         "failed token checks per client address (a valid token is always accepted). Limits "
-        "come from the environment (README, 'Limits')."
+        "come from the environment (docs/operations.md, 'Limits')."
     ),
     "headers": {
         "Retry-After": {

@@ -2,7 +2,7 @@
 
 Web pages (Ask, follow-ups) send no agent name. An agent list therefore shuts the
 browser out unless the admin also ticks "usable in the browser"; the summary says
-so before the admin saves (docs/decisions.md, "Effective access, said before saving").
+so before the admin saves (docs/decisions/0040-admins-who-cannot-save-a-dead-configuration.md).
 Plain Python: the retrieval authorization, the answer-model selectors and the admin
 forms all ask here, so the rule and its description cannot drift apart.
 """

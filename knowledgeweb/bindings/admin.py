@@ -1,8 +1,7 @@
 """Admin for provider bindings. Validation lives in the model's rules; the admin only shows it.
 
 Its pages say who can use each binding (``access_summary``), ask before saving one
-that serves nobody, and test a saved binding's connection (docs/decisions.md,
-"Admins who cannot save a dead configuration").
+that serves nobody, and test a saved binding's connection (docs/decisions/0040-admins-who-cannot-save-a-dead-configuration.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ the *open* top-level block (the one still being written) is parsed, and it is pa
 again only once it has grown by half since its last parse (or when the model
 falls silent, ``tick``), so every character is parsed a bounded number of times
 however the answer is cut into pieces: the preview costs time linear in the answer
-(docs/decisions.md, "A turn always ends recorded"). ``work`` counts the characters
+(docs/decisions/0034-a-turn-always-ends-recorded.md). ``work`` counts the characters
 parsed and scanned, so tests measure the cost in operations rather than seconds.
 
 A sentence of the open block is sent only when nothing later can change it: it is

@@ -10,13 +10,12 @@ answer and, once it is complete or has failed, writes the whole turn in one shor
 transaction: the question, the tool message, and the answer exactly as written, or,
 when there is no storable answer, an error message saying why with a stable code.
 
-Whatever the model sends, the turn ends recorded (docs/decisions.md, "A turn always
-ends recorded"): each piece is checked before it is relayed, so an answer past
+Whatever the model sends, the turn ends recorded (docs/decisions/0034-a-turn-always-ends-recorded.md): each piece is checked before it is relayed, so an answer past
 ``MAX_PROSE_CHARS`` or holding a NUL or a lone surrogate stops the call there and is
 recorded as ``model_answer_too_long`` or ``model_bad_text``; nothing past the cap and
 nothing unstorable is ever streamed. A client that disconnects closes the generator
 before the write, which cancels the model call and leaves nothing; once the write has
-happened the answer is complete. Never half an answer (docs/decisions.md, "LLM composer").
+happened the answer is complete. Never half an answer (docs/decisions/0025-llm-composer.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from knowledgeweb.library.models import MAX_COLLECTION_NAME, Collection, Documen
 
 
 class Job(models.Model):
-    """Progress of one task, leased by the worker running it (docs/decisions.md, "Tasks")."""
+    """Progress of one task, leased by the worker running it (docs/decisions/0042-tasks-uploads-and-long-work-on-celery.md)."""
 
     class Kind(models.TextChoices):
         INGEST_UPLOADS = "ingest_uploads", "ingest uploads"

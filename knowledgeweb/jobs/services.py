@@ -4,7 +4,7 @@ A unit commits together with the job's progress, under the job's row lock and on
 the worker still holds the lease; a worker that lost its lease (it stalled past it and
 another took the job over) writes nothing more. Re-running a job skips every unit already
 committed, and documents are keyed by ``(collection, source_key)`` and chunks by
-``(document, ordinal)``, so nothing is stored twice (docs/decisions.md, "Tasks").
+``(document, ordinal)``, so nothing is stored twice (docs/decisions/0042-tasks-uploads-and-long-work-on-celery.md).
 """
 
 from __future__ import annotations

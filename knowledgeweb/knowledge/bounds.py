@@ -1,4 +1,4 @@
-"""Field bounds of the two wire forms (docs/contract.md#source-records, §3.2), in one place."""
+"""Field bounds of the two wire forms (docs/contract.md#source-records), in one place."""
 
 from __future__ import annotations
 

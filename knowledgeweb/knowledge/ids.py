@@ -1,4 +1,4 @@
-"""Source ids and the handles citations point at (docs/contract.md#source-records, §3.2)."""
+"""Source ids and the handles citations point at (docs/contract.md#source-records)."""
 
 from __future__ import annotations
 

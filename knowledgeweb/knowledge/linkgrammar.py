@@ -3,8 +3,7 @@
 Every feature that needs to know "is this a citation?" asks here, from the same
 markdown-it token stream the viewer renders: the viewer's citation hooks, the
 citation report, the Markdown export and the tool-output budget. There is no
-second scanner and no regular expression over Markdown (docs/decisions.md,
-"One link grammar").
+second scanner and no regular expression over Markdown (docs/decisions/0015-one-link-grammar.md).
 
 Decisions:
 

@@ -1,4 +1,4 @@
-"""The one numbering of a thread's sources (docs/decisions.md, "One numbering").
+"""The one numbering of a thread's sources (docs/decisions/0036-the-reader-honest-words-one-numbering.md).
 
 A source's number is its place in the order of first citation across the thread's
 answers: the first source an answer cites is [1], the next new one [2], and a source

@@ -4,7 +4,7 @@ Evidence shared in a thread carries no document id (docs/contract.md), but a loc
 hit's excerpt is a whole chunk, so the SHA-256 of the excerpt names the chunk it
 came from. ``text_digest`` is the one definition of that digest: ingest stores it
 with every chunk, the migration that added it backfilled it, and ``passage_path``
-puts it in the link of "Open in document" (docs/decisions.md, "Evidence in its document").
+puts it in the link of "Open in document" (docs/decisions/0026-evidence-in-its-document.md).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class LocalProvider:
         self.top_k = top_k
         # None searches every collection; both given means collections named AND selected.
         self.collection_names = None if collection_names is None else tuple(collection_names)
-        # A binding's selection, by id (docs/decisions.md, "Access"): resolved at each search,
+        # A binding's selection, by id (docs/decisions/0006-per-collection-access-for-the-local-index.md): resolved at each search,
         # so a renamed collection stays selected and a deleted one is simply not searched.
         self.collection_ids = None if collection_ids is None else frozenset(collection_ids)
 

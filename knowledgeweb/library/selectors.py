@@ -37,7 +37,7 @@ def collections_for_user(user: User | AnonymousUser) -> set[int]:
     A local binding serves every collection (scope 'all') or the ones it selects; a
     disabled binding, a disabled scope, a binding without ``knowledge_search`` and a
     binding that fails its rules serve none. The document view opens a collection's
-    documents only to a user whose set holds it (docs/decisions.md, "Access").
+    documents only to a user whose set holds it (docs/decisions/0006-per-collection-access-for-the-local-index.md).
     """
     served: set[int] = set()
     every = False

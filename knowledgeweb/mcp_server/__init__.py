@@ -1,4 +1,4 @@
-"""The MCP server: retrieval and thread tools for agent hosts (``docs/decisions.md``, "MCP server").
+"""The MCP server: retrieval and thread tools for agent hosts (``docs/decisions/0002-mcp-server.md``).
 
 It sits beside the API at the top of the layers and shares everything that decides an
 answer with it: the personal-token check, the retrieval service, the threads services

@@ -1,6 +1,6 @@
 """When the database refuses connections: answer 503 at once, log one line per kind, recover.
 
-The connection policy (docs/decisions.md, "Database pressure"): every request opens
+The connection policy (docs/decisions/0030-database-pressure.md): every request opens
 its connection when it first needs one and closes it when it ends
 (``CONN_MAX_AGE = 0``). No thread holds a connection while idle, so a process never
 holds more connections than requests in flight, a thread never reuses one that

@@ -1,6 +1,6 @@
 """How the production server is sized and bound, from the environment.
 
-The sizing rule (README, "Serving in production"):
+The sizing rule (docs/operations.md#serving-in-production):
 
 - ``WEB_WORKERS`` processes, default one per CPU core (at least 2): rendering and
   JSON are CPU work, and only processes run Python in parallel.

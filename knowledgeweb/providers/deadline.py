@@ -1,4 +1,4 @@
-"""One monotonic deadline per search (docs/decisions.md, "Provider deadlines and error codes").
+"""One monotonic deadline per search (docs/decisions/0009-one-deadline-per-search.md).
 
 A binding's timeout bounds the whole search: every request, connection, TLS
 handshake, header and body byte, and every wait for a request slot. httpx's own

@@ -3,7 +3,7 @@
 Every message is written for the person or model reading the tool result, and
 is already redacted when it is raised: ``str(exc)`` is safe to store, log and show.
 The codes travel in API error bodies, in error tool messages' artifacts and in the
-OpenAPI schema; docs/decisions.md ("Provider deadlines and error codes") says why
+OpenAPI schema; docs/decisions/0012-provider-error-codes-by-kind.md says why
 this set and what a caller should do about each.
 """
 

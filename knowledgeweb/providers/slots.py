@@ -1,4 +1,4 @@
-"""Process-wide request slots per provider origin (docs/decisions.md, "RAGFlow politeness").
+"""Process-wide request slots per provider origin (docs/decisions/0010-ragflow-politeness-across-searches.md).
 
 A cap per search is no cap at all when searches run side by side: three searches
 of four batches each put twelve requests in flight at one host. These slots are

@@ -1,4 +1,4 @@
-"""The retrieval service (docs/providers.md, §5): authorize -> adapter -> format -> budget -> append.
+"""The retrieval service (docs/architecture.md#the-path-of-a-search): authorize -> adapter -> format -> budget -> append.
 
 A plain package, not a Django app: it owns no models. Import the service from here.
 """

@@ -1,4 +1,4 @@
-"""Which query mode a search runs in (docs/decisions.md, "LightRAG query modes").
+"""Which query mode a search runs in (docs/decisions/0011-lightrag-query-modes.md).
 
 A provider with query modes (its ``ProviderSpec.modes``; today LightRAG) lets a
 binding list the modes a search may pick (``query_modes``) and name a default

@@ -1,4 +1,4 @@
-"""RAGFlow selections recently confirmed searchable, kept in Django's cache (docs/decisions.md).
+"""RAGFlow selections recently confirmed searchable, kept in Django's cache (docs/decisions/0010-ragflow-politeness-across-searches.md).
 
 Keyed per binding, base URL, credential and selection (the credential only inside
 a SHA-256 digest, never readable from the key); kept for

@@ -1,4 +1,4 @@
-"""The one place that validates tool messages into evidence (docs/contract.md#reading-evidence, §10).
+"""The one place that validates tool messages into evidence (docs/contract.md#reading-evidence).
 
 A tool message is validated once, when it is written, and its evidence stored
 with its render (``MessageRender.sources``). Validation is also memoized in

@@ -1,4 +1,4 @@
-"""The stored form of a message's tool calls and non-text parts (docs/architecture.md#data-model, docs/decisions.md).
+"""The stored form of a message's tool calls and non-text parts (docs/architecture.md#data-model, docs/decisions/0023-imports-tool-calls-and-parts.md).
 
 A tool call is ``{"id": str, "name": str, "args": <any JSON>}``: ``args`` is
 normally an object; a call whose arguments were not valid JSON keeps them as the

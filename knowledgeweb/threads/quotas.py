@@ -8,7 +8,8 @@ tool messages, and any later one) goes through ``message_append`` or
 
 1. the owner's user row is locked, then the thread row (always in that order, so
    two writers never deadlock); on PostgreSQL this serializes one user's writes,
-   and on SQLite a first write takes the database's single write lock;
+   and on SQLite every transaction already began holding the database's single
+   write lock (``transaction_mode = "IMMEDIATE"`` in settings);
 2. the thread's tallies (``Thread.message_count``, ``Thread.content_bytes``) and the
    owner's totals are read under those locks, and a write that would pass a quota
    raises ``QuotaExceededError`` before anything is written;
@@ -16,7 +17,7 @@ tool messages, and any later one) goes through ``message_append`` or
 
 Sizes are the UTF-8 bytes of a message's content plus its artifact's canonical JSON.
 The limits come from settings (``QUOTA_*``, read from ``KNOWLEDGEWEB_QUOTA_*``). A
-refusal is a 413 on every path (docs/decisions.md, "Access").
+refusal is a 413 on every path (docs/decisions/0005-quotas.md).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import F, Sum
 from django.utils import timezone
 
@@ -184,17 +184,11 @@ def _user_bytes(owner_id: int) -> int:
 
 
 def _lock_owner(owner_id: int) -> None:
-    # The user row is the one lock every write of this user's threads shares.
+    # The user row is the one lock every write of this user's threads shares. SQLite has no
+    # row locks (select_for_update is a no-op there): its transactions begin holding the
+    # database's write lock instead (settings.DATABASES' transaction_mode = "IMMEDIATE").
     model = get_user_model()
-    users = model.objects.filter(pk=owner_id)
-    if connection.vendor == "sqlite":
-        # SQLite has no row locks, and a transaction that reads before it writes cannot
-        # wait for another writer (it fails with "database is locked"). Writing first takes
-        # the database's write lock now, waiting for it like any write.
-        key = model._meta.pk.attname
-        users.update(**{key: F(key)})
-    else:
-        list(users.select_for_update().values_list("pk", flat=True))
+    list(model.objects.filter(pk=owner_id).select_for_update().values_list("pk", flat=True))
 
 
 _SETTING = {

@@ -63,7 +63,7 @@ def thread_list_for_owner(*, owner: User | AnonymousUser, search: str = "") -> Q
     The order is explicit (``THREAD_ORDER``), never left to the model's default,
     which any later ``annotate``/``values`` could silently drop. ``search`` matches
     a case-insensitive substring of the title or of any human, AI or system
-    message's text, the same way on SQLite and PostgreSQL (docs/decisions.md).
+    message's text, the same way on SQLite and PostgreSQL (docs/decisions/0036-the-reader-honest-words-one-numbering.md).
     Rows carry their stored tallies (``message_count``, ``citations_*``): nothing
     here aggregates or renders messages.
     """
@@ -177,7 +177,7 @@ def reads_any_thread(user: User | AnonymousUser) -> bool:
     """Whether ``user`` may read every thread in the viewer: staff holding ``threads.view_thread``
     (or ``change_thread``, which lets the admin show the same page; superusers hold every
     permission). The thread admin already shows them every message's content and artifact,
-    so the viewer shows them nothing new (docs/decisions.md)."""
+    so the viewer shows them nothing new (docs/decisions/0043-admins-read-any-thread-in-the-viewer.md)."""
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return False
     return any(user.has_perm(permission) for permission in _ADMIN_THREAD_READ)

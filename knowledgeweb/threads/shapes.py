@@ -1,4 +1,4 @@
-"""Reading agent frameworks' thread JSON into plain message fields (docs/architecture.md#http-api, docs/decisions.md).
+"""Reading agent frameworks' thread JSON into plain message fields (docs/architecture.md#http-api, docs/decisions/0023-imports-tool-calls-and-parts.md).
 
 A whole import body (``read_import_body``) is one of:
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -21,13 +20,14 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
+from knowledgeweb.answers.services import TOOL
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.ops import ratelimit
 from knowledgeweb.providers.errors import ProviderErrorCode
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.web import compose
 from knowledgeweb.web.errors import INVALID_FORM_STATUS, error_status
+from knowledgeweb.web.question_form import QuestionForm
 
 # The Ask page searches as the user, not as an agent: bindings limited to named
 # agents are not offered here.
@@ -55,39 +55,6 @@ class SourceChoice:
     title: str
     description: str
     timeout: int
-
-
-class AskForm(forms.Form):
-    question = forms.CharField(
-        max_length=MAX_QUESTION_CHARS,
-        widget=forms.Textarea(attrs={"rows": 3, "data-field": "question", "autofocus": True}),
-        error_messages={"required": "Enter a question."},
-    )
-    binding = forms.ChoiceField(
-        widget=forms.RadioSelect(attrs={"data-field": "binding"}),
-        error_messages={"required": "Choose a source.", "invalid_choice": "Choose one of your sources."},
-    )
-
-    # Issue 13: the extractive default, or an answer model bound to the user (shown only then).
-    composer = forms.ChoiceField(
-        required=False,
-        label="Answer with",
-        widget=forms.Select(attrs={"data-field": "composer"}),
-        error_messages={"invalid_choice": "Choose one of your answer models."},
-    )
-
-    def __init__(
-        self,
-        *args: object,
-        bindings: list[SourceChoice],
-        composers: list[tuple[str, str]] | None = None,
-        **kwargs: object,
-    ) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["binding"].choices = [(b.name, b.title) for b in bindings]  # type: ignore[attr-defined]
-        self.fields["composer"].choices = composers or [(compose.EXTRACTIVE, compose.EXTRACTIVE_LABEL)]  # type: ignore[attr-defined]
-        if len(bindings) == 1:
-            self.fields["binding"].initial = bindings[0].name
 
 
 def _bindings(user: User) -> list[SourceChoice]:
@@ -158,18 +125,21 @@ def ask(request: HttpRequest) -> HttpResponse:
         status = 403 if request.method == "POST" else 200
         refusal = {"error": NO_BINDINGS, "error_kind": "no-bindings", "administrators": _administrators()}
         return render(request, "web/ask.html", refusal, status=status)
-    composers = compose.composer_choices(user)
+    offers = {
+        "bindings": [(b.name, b.title) for b in bindings],
+        "composers": compose.composer_choices(user),
+    }
     if request.method != "POST":
-        form = AskForm(bindings=bindings, composers=composers)
+        form = QuestionForm(**offers)
         return render(request, "web/ask.html", {"form": form, "options": _options(form, bindings)})
 
-    form = AskForm(request.POST, bindings=bindings, composers=composers)
+    form = QuestionForm(request.POST, **offers)
     context: dict[str, object] = {"form": form, "options": _options(form, bindings)}
     status = INVALID_FORM_STATUS
     if form.is_valid():
         # The one turn service, quoted sentences or an answer model, run to the end.
         try:
-            return compose.run_form_turn(request)
+            return compose.run_form_turn(request, form)
         except AnswerError as exc:
             source = next((b for b in bindings if b.name == form.cleaned_data["binding"]), None)
             context.update(error=plain_error(exc, source), error_kind=exc.kind)
@@ -184,6 +154,6 @@ def ask(request: HttpRequest) -> HttpResponse:
     return render(request, "web/ask.html", context, status=status)
 
 
-def _options(form: AskForm, bindings: list[SourceChoice]) -> list[tuple[object, SourceChoice]]:
+def _options(form: QuestionForm, bindings: list[SourceChoice]) -> list[tuple[object, SourceChoice]]:
     """Each radio button of the source picker with the binding it offers (same order)."""
     return list(zip(form["binding"], bindings, strict=True))

@@ -12,7 +12,7 @@ stream endpoints and the form with its error for the form posts: nothing is writ
 A stream sends completed sentences, a heartbeat comment every second (so the server
 notices a browser that left, and the turn cancels the model call and writes nothing),
 and ``done`` once the turn is recorded. Each stream holds a server thread while it
-lasts (README, "Serving": size the threads for it).
+lasts (docs/operations.md#serving-in-production: size the threads for it).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from typing import cast
 from uuid import UUID
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
@@ -33,7 +32,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL
+from knowledgeweb.answers.services import TOOL
 from knowledgeweb.composer.selectors import answer_models_for
 from knowledgeweb.composer.services import (
     EXTRACTIVE,
@@ -51,6 +50,7 @@ from knowledgeweb.review.errors import ReviewForbiddenError
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.web.errors import error_json, error_page
+from knowledgeweb.web.question_form import QuestionForm
 
 #: The web pages search and compose as the user, not as an agent.
 WEB_AGENT_NAME = ""
@@ -71,61 +71,26 @@ def binding_choices(user: User) -> list[tuple[str, str]]:
     ]
 
 
-class TurnForm(forms.Form):
-    question = forms.CharField(
-        max_length=MAX_QUESTION_CHARS,
-        widget=forms.Textarea(attrs={"rows": 3, "data-field": "question"}),
-        error_messages={"required": "Enter a question."},
-    )
-    binding = forms.ChoiceField(
-        widget=forms.Select(attrs={"data-field": "binding"}),
-        error_messages={"required": "Choose a binding.", "invalid_choice": "Choose one of your bindings."},
-    )
-    composer = forms.ChoiceField(
-        required=False,
-        label="Answer with",
-        widget=forms.Select(attrs={"data-field": "composer"}),
-        error_messages={"invalid_choice": "Choose one of your answer models."},
-    )
-
-    def __init__(self, *args: object, user: User, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["binding"].choices = binding_choices(user)  # type: ignore[attr-defined]
-        self.fields["composer"].choices = composer_choices(user)  # type: ignore[attr-defined]
-
-
-def follow_up_form(request: HttpRequest) -> TurnForm | None:
+def follow_up_form(request: HttpRequest) -> QuestionForm | None:
     """The thread page's follow-up form, or ``None`` when the owner has no binding to search with."""
-    form = TurnForm(user=cast(User, request.user))
-    return form if form.fields["binding"].choices else None  # type: ignore[attr-defined]
-
-
-class TurnInput(forms.Form):
-    """What a posted turn carries. Which bindings and models the user may use is checked
-    once, by the services (``turn_prepare``), with the same messages as the API's."""
-
-    question = forms.CharField(
-        max_length=MAX_QUESTION_CHARS, error_messages={"required": "Enter a question."}
-    )
-    binding = forms.CharField(max_length=100, error_messages={"required": "Choose a binding."})
-    composer = forms.CharField(max_length=100, required=False)
-
-
-def _form_error(form: forms.Form) -> tuple[str, str]:
-    for field in ("question", "binding", "composer"):
-        if form.errors.get(field):
-            return str(form.errors[field][0]), "question" if field == "question" else "binding"
-    return "The form is not valid.", "question"
-
-
-def _prepare(request: HttpRequest, thread: Thread | None) -> PreparedTurn:
-    """The one turn service, asked as the signed-in user; its limit on questions counts per user
-    (``ratelimit.RateLimited`` past it, nothing run)."""
     user = cast(User, request.user)
-    form = TurnInput(request.POST)
-    if not form.is_valid():
-        message, kind = _form_error(form)
-        raise AnswerError(message, kind=kind)  # type: ignore[arg-type]
+    bindings = binding_choices(user)
+    return QuestionForm(bindings=bindings, composers=composer_choices(user)) if bindings else None
+
+
+def _prepare(request: HttpRequest, thread: Thread | None, form: QuestionForm | None = None) -> PreparedTurn:
+    """The one turn service, asked as the signed-in user; its limit on questions counts per user
+    (``ratelimit.RateLimited`` past it, nothing run).
+
+    ``form`` is a page's form its view has already validated; without it the post is
+    validated here with the same form, built without offers (the service checks them).
+    """
+    user = cast(User, request.user)
+    if form is None:
+        form = QuestionForm(request.POST)
+        if not form.is_valid():
+            message, kind = form.error()
+            raise AnswerError(message, kind=kind)  # type: ignore[arg-type]
     return turn_prepare(
         user=user,
         question=form.cleaned_data["question"],
@@ -177,10 +142,11 @@ def thread_ask(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     return redirect(_thread_url(result))
 
 
-def run_form_turn(request: HttpRequest) -> HttpResponse:
-    """The Ask form without JavaScript (quoted sentences or an answer model): the whole turn,
-    then the new thread. Raises ``AnswerError`` or ``ratelimit.RateLimited``; nothing is written then."""
-    result = turn_run(_prepare(request, None))
+def run_form_turn(request: HttpRequest, form: QuestionForm) -> HttpResponse:
+    """The Ask form without JavaScript (quoted sentences or an answer model), already valid:
+    the whole turn, then the new thread. Raises ``AnswerError`` or ``ratelimit.RateLimited``;
+    nothing is written then."""
+    result = turn_run(_prepare(request, None, form))
     return redirect(_thread_url(result))
 
 

@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
 
 from knowledgeweb.knowledge.fragments import text_fragment_url
-from knowledgeweb.knowledge.passages import excerpt_segments
+from knowledgeweb.knowledge.text import excerpt_segments
 from knowledgeweb.library.extraction import public_url
 from knowledgeweb.library.models import Chunk
 from knowledgeweb.library.selectors import (

@@ -1,4 +1,4 @@
-// Follow-ups in place (docs/decisions.md, "Follow-ups in place"): the question appears as the
+// Follow-ups in place (docs/decisions/0036-the-reader-honest-words-one-numbering.md): the question appears as the
 // next turn at once, the answer streams into the conversation where it will stay, and when it
 // is stored the thread's stored page replaces the streamed text, the header, the tallies and
 // the sources. compose.js streams; this script only moves its box and follows what it shows

@@ -1,5 +1,5 @@
 // The walk through a page's items ("Next issue"): "n of m", previous and next, a highlight
-// that does not depend on :focus-visible, and an arrival hook (docs/decisions.md, "One walk").
+// that does not depend on :focus-visible, and an arrival hook (docs/decisions/0036-the-reader-honest-words-one-numbering.md).
 //
 // Reusable: a page gives it its navigation element, a function listing the items in page
 // order (so items added later are walked too) and what to do on arrival; optionally its own

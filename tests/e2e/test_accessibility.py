@@ -6,7 +6,7 @@ demo thread (built by the demo's own code through retrieval and the composer),
 the browser-test scenarios (verified, forged, hostile, a long thread), a thread
 with its source dialog open, Ask before and after an answer, Ask's error states,
 the delete confirmation and the not-found page. The Django admin and Swagger UI
-are third-party: their findings are listed in the README instead.
+are third-party: their findings are listed in docs/operations.md instead.
 """
 
 from __future__ import annotations

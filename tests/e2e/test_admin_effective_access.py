@@ -95,7 +95,7 @@ def test_the_admin_sees_browser_access_before_saving_and_the_user_then_finds_the
     expect(lines).to_have_text([f"{user.username}: browser ✗ (agent names are set) · agent lead_agent ✓"])
     assert KnowledgeBinding.objects.count() == 0
     # What this page adds (the summary, the connection test, the notice) brings no axe finding
-    # beyond the one Django's own form has (README, "Accessibility").
+    # beyond the one Django's own form has (docs/operations.md#accessibility).
     assert errors == []
     found = {violation["id"] for violation in Axe().run(page).response["violations"]}
     assert found <= {"aria-prohibited-attr"}, found

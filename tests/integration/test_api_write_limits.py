@@ -110,7 +110,7 @@ def limit_writes(settings: Any, count: int) -> None:
 
 def assert_write_limited(response: Any) -> None:
     assert response.status_code == 429, response.content[:300]
-    # A sliding window: the wait may reach into the next window (docs/decisions.md).
+    # A sliding window: the wait may reach into the next window (docs/decisions/0037-api-surface-limits-text-and-openapi.md).
     assert 1 <= int(response["Retry-After"]) <= 2 * HOUR
     body = response.json()
     assert body["code"] == "rate_limited"

@@ -4,7 +4,7 @@ Property tests over generated Markdown (code spans, fences, images, nested
 brackets, reference links, stray backticks across paragraphs, both anchor forms,
 look-alikes, and the GitHub extensions: table cells, pipes, ``~~``, bare URLs). For each answer: the viewer's ``data-citation`` states, the
 report's states and the export's numbered references must agree exactly, and
-all three must be what the grammar finds (docs/decisions.md, "One link grammar").
+all three must be what the grammar finds (docs/decisions/0015-one-link-grammar.md).
 """
 
 from __future__ import annotations

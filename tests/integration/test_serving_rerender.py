@@ -30,7 +30,7 @@ def database(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     db = tmp_path / "db.sqlite3"
     env = base_env(
         DEBUG="1",
-        # gunicorn refuses to start without them, DEBUG or not (README, "Serving in production").
+        # gunicorn refuses to start without them, DEBUG or not (docs/operations.md#serving-in-production).
         SECRET_KEY=PRODUCTION_KEY,
         ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=f"sqlite:///{db}",

@@ -78,7 +78,7 @@ def test_connections_close_after_each_request_unless_told_to_persist() -> None:
 
 
 def test_the_production_server_keeps_connections_for_no_longer_than_a_request() -> None:
-    # docs/decisions.md, "Database pressure": gunicorn's configuration no longer asks for 60 s.
+    # docs/decisions/0030-database-pressure.md: gunicorn's configuration no longer asks for 60 s.
     code = "import os, knowledgeweb.ops.gunicorn_conf; print(os.environ.get('DB_CONN_MAX_AGE'))"
     result = run_python(code, base_env(SECRET_KEY="k" * 50, ALLOWED_HOSTS="kw.example.org"))
     assert result.returncode == 0, result.stderr

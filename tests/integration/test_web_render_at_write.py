@@ -1,4 +1,4 @@
-"""Renders stored at write (docs/decisions.md, "Render at write"), observed through the counters.
+"""Renders stored at write (docs/decisions/0016-render-at-write.md), observed through the counters.
 
 Writes validate each tool message once and render each answer once; views,
 the citation report and the export parse nothing and never write. After a

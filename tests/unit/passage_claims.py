@@ -5,8 +5,7 @@ LightRAG test corpus (real extraction and chunking, the PDF read by pypdf with i
 hard line breaks). Each claim is a paraphrase, as an answer would write it, with
 the sentences that support it (``gold``, each given by a piece of its text), or no
 sentence at all when the source does not say it (an unsupported claim, on topic).
-``bench/passage_threshold.py`` compares scoring rules on them (docs/decisions.md,
-"Closest passage and label mismatch").
+``bench/passage_threshold.py`` compares scoring rules on them (docs/decisions/0027-closest-passage-and-label-mismatch.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""format_result turns a retrieval into content and evidence under budgets (docs/contract.md#source-records, §3.2, §3.5)."""
+"""format_result turns a retrieval into content and evidence under budgets (docs/contract.md#source-records, docs/contract.md#formatting-and-budgets)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The JSON Schemas in contracts/ pin every bound of docs/contract.md#source-records and §3.2, on both sides."""
+"""The JSON Schemas in contracts/ pin every bound of docs/contract.md#source-records, on both sides."""
 
 from __future__ import annotations
 

@@ -14,15 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from knowledgeweb.knowledge import passages
+from knowledgeweb.knowledge import text as text_module
 from knowledgeweb.knowledge.passages import (
-    MAX_SENTENCES,
     THRESHOLD,
-    Segment,
     claim_at,
     closest_sentences,
     display_label,
-    excerpt_segments,
     label_mismatch,
+)
+from knowledgeweb.knowledge.text import (
+    MAX_SENTENCES,
+    Segment,
+    excerpt_segments,
     sentence_words,
     sentences,
     stem,
@@ -215,13 +218,13 @@ def test_a_huge_excerpt_is_capped_and_read_in_linear_work(monkeypatch: pytest.Mo
     sentence = "The Halden Telescope has a lens of forty centimetres. "
     excerpt = (sentence * (200_000 // len(sentence) + 1))[:200_000]
     looked_at: list[int] = []
-    real = passages._ends_sentence
+    real = text_module._ends_sentence
 
     def counting(text: str, word_start: int, word_end: int, next_start: int) -> bool:
-        looked_at.append(word_end - max(word_start, word_end - passages._WORD_TAIL))
+        looked_at.append(word_end - max(word_start, word_end - text_module._WORD_TAIL))
         return real(text, word_start, word_end, next_start)
 
-    monkeypatch.setattr(passages, "_ends_sentence", counting)
+    monkeypatch.setattr(text_module, "_ends_sentence", counting)
     segments = excerpt_segments(excerpt)
 
     assert "".join(s.text for s in segments) == excerpt
@@ -231,7 +234,7 @@ def test_a_huge_excerpt_is_capped_and_read_in_linear_work(monkeypatch: pytest.Mo
     assert len(found[-1].text) == len(excerpt) - (MAX_SENTENCES - 1) * len(sentence)
     # One look per space up to the cap, each at most a constant number of characters.
     assert len(looked_at) == (MAX_SENTENCES - 1) * 9
-    assert max(looked_at) <= passages._WORD_TAIL
+    assert max(looked_at) <= text_module._WORD_TAIL
 
 
 def test_one_enormous_word_is_one_sentence() -> None:
@@ -350,7 +353,7 @@ def test_the_chosen_rule_on_the_real_claims() -> None:
             elif gold:
                 exact += marked == gold
                 missed += not marked
-    # docs/decisions.md: 55 exact of 58, 2 compound claims marked on one of their two sentences,
+    # docs/decisions/0027-closest-passage-and-label-mismatch.md: 55 exact of 58, 2 compound claims marked on one of their two sentences,
     # 1 missed; 1 of 10 unsupported claims marked.
     assert (exact, missed, unsupported_marked) == (55, 1, 1)
 

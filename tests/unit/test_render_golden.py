@@ -11,7 +11,7 @@ were made with and a digest of them.
 After a deliberate change: raise ``RENDERER_VERSION`` (threads/rendering/version.py),
 regenerate with ``KNOWLEDGEWEB_UPDATE_GOLDEN=1`` and review the diff. An output that
 changes while the version stays is refused, so a stored render can never silently
-differ from what the running renderer would make (docs/decisions.md, "Renderer version").
+differ from what the running renderer would make (docs/decisions/0041-layers-that-hold-and-reads-that-never-write.md).
 """
 
 from __future__ import annotations

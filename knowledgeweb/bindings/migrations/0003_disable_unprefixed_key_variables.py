@@ -2,7 +2,7 @@
 
 Bindings saved before the prefix rule that name another variable are disabled,
 never renamed: renaming the variable would break a running deployment, and the
-admin says what to rename (docs/decisions.md, "Access").
+admin says what to rename (docs/decisions/0004-key-variables-start-with-knowledgeweb-key.md).
 """
 
 from typing import Any

@@ -90,7 +90,7 @@ def discover_files(paths: Iterable[Path]) -> tuple[list[FoundFile], list[FileOut
     Directories are walked in name order; hidden files and directories are left out.
     Only ``lstat`` is used here: nothing is opened, so a FIFO cannot block the walk.
     A named pipe, socket or device is reported; so is a linked directory (never walked:
-    docs/decisions.md, "Access"). Linked files are checked when they are read.
+    docs/decisions/0003-ingest-reads-only-regular-files.md). Linked files are checked when they are read.
     """
     found: list[FoundFile] = []
     problems: list[FileOutcome] = []

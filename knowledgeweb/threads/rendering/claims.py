@@ -5,8 +5,7 @@ from the grammar's token stream (the same parse the page shows): the plain
 text of the paragraph, list item, heading or table cell, with every citation's
 own label left out. The closest passage is the sentence(s) of the cited
 excerpt that share the most significant words with it
-(``knowledge.passages``; docs/decisions.md, "Closest passage and label
-mismatch"). It is a reading aid, never a verdict: the hook is resolved or not
+(``knowledge.passages``; docs/decisions/0027-closest-passage-and-label-mismatch.md). It is a reading aid, never a verdict: the hook is resolved or not
 by its evidence alone.
 
 The work is bounded per message: excerpts are split once per source, and at
@@ -24,7 +23,8 @@ from markdown_it.token import Token
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, visible_text
-from knowledgeweb.knowledge.passages import claim_at, closest_sentences, excerpt_segments, label_mismatch
+from knowledgeweb.knowledge.passages import claim_at, closest_sentences, label_mismatch
+from knowledgeweb.knowledge.text import excerpt_segments
 from knowledgeweb.threads.evidence import ResolvedCitation
 from knowledgeweb.threads.rendering.resolution import CitationHook
 

@@ -171,7 +171,7 @@ class _Regenerate:
         return f"{label}{self.slot}{len(self.handles) - 1}{self.slot}"
 
 
-#: The export's words for a citation whose source was not found (docs/decisions.md, "Honest words").
+#: The export's words for a citation whose source was not found (docs/decisions/0036-the-reader-honest-words-one-numbering.md).
 _MARKER_WORDS = {"unresolved": "no source", "malformed": "malformed"}
 _PREFIX = re.compile(r"\A\s*citation\s*(?:\\)?:\s*", re.IGNORECASE)
 

@@ -36,7 +36,7 @@ from knowledgeweb.threads.evidence import ResolvedCitation
 NUMBER_SLOT = '<span class="citation-number"></span>'
 
 #: What an unverified citation shows in place of the answer's label (never its number), and
-#: the heading of its reason (docs/decisions.md, "Honest words").
+#: the heading of its reason (docs/decisions/0036-the-reader-honest-words-one-numbering.md).
 STATE_WORDS = {"unresolved": "no source", "malformed": "malformed"}
 STATE_NAMES = {"unresolved": "No source", "malformed": "Malformed citation"}
 #: The words a label mismatch adds to its citation's accessible name and preview.

@@ -5,7 +5,7 @@ with the render of the tool message that carries it, and a page only wraps it
 with what depends on the thread: the citation count, the places that cite it
 (backlinks) and the closest passages of their claims, marked.
 
-The excerpt is written as its sentences (``knowledge.passages``), each a
+The excerpt is written as its sentences (``knowledge.text``), each a
 ``<span data-sentence="n">``, so that a page or a script can mark one without
 re-reading the text; the spans and the text between them are, joined, exactly
 the excerpt as retrieved.
@@ -21,10 +21,10 @@ from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.fragments import text_fragment_url
-from knowledgeweb.knowledge.passages import excerpt_segments
+from knowledgeweb.knowledge.text import excerpt_segments
 from knowledgeweb.library.passages import passage_path
 
-#: Only the local index can show a passage in its document (docs/decisions.md).
+#: Only the local index can show a passage in its document (docs/decisions/0026-evidence-in-its-document.md).
 LOCAL_PROVIDER = "local"
 _SENTENCE_OPEN = '<span class="excerpt-sentence" data-sentence="{}">'
 

@@ -1,4 +1,4 @@
-"""Importing a whole thread from any agent framework's JSON: all or nothing (docs/decisions.md)."""
+"""Importing a whole thread from any agent framework's JSON: all or nothing (docs/decisions/0023-imports-tool-calls-and-parts.md)."""
 
 from __future__ import annotations
 

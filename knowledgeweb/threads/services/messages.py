@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
-import time
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import transaction
 from django.db.models import Max
 
 from knowledgeweb.knowledge import strip_reserved_keys
@@ -20,16 +18,10 @@ from knowledgeweb.threads.quotas import message_size, messages_admit, tallies_ad
 from knowledgeweb.threads.services.renders import render_prepare, render_store
 from knowledgeweb.threads.text import unstorable_field
 
-# Concurrent appends to one thread race for the next seq. PostgreSQL serializes
-# them on the thread row lock; SQLite has no row locks and answers a racing
-# writer with "database is locked" (or, at worst, a unique-constraint clash),
-# so the whole transaction is retried from the start.
-_MAX_ATTEMPTS = 40
-
 #: Human, AI and system messages are parsed as Markdown once, when written (the viewer's
 #: HTML, the citation report and the export text). markdown-it's cost on unmatched
 #: brackets grows with the square of the length: past this size one hostile message costs
-#: more than a second to write (bench/hostile.py, docs/decisions.md "Render at write").
+#: more than a second to write (bench/hostile.py, docs/decisions/0016-render-at-write.md).
 #: Tool output is never parsed as Markdown, so only the request body limit bounds it.
 MAX_PROSE_CHARS = 40_000
 
@@ -161,34 +153,18 @@ def message_append(
     # Rendered before the lock is taken; ``render_store`` renders again only if evidence
     # arrived in between.
     prepared = render_prepare(thread, message)
-    for attempt in range(1, _MAX_ATTEMPTS + 1):
-        try:
-            with transaction.atomic():
-                # Locks the owner, then the thread, and refuses a write past a quota.
-                messages_admit(thread=thread, count=1, nbytes=size)
-                last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
-                message.seq = last + 1
-                message.save()
-                render_store(thread, message, prepared)
-                tallies_add(thread=thread, count=1, nbytes=size)
-            return message
-        except (IntegrityError, OperationalError) as exc:
-            message._state.adding = True
-            if attempt == _MAX_ATTEMPTS or not _may_retry(exc):
-                raise
-            # Jittered back-off so racing writers stop colliding in lock-step.
-            time.sleep(random.uniform(0, 0.002 * attempt))  # noqa: S311
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _may_retry(exc: Exception) -> bool:
-    # Inside a caller's transaction a failed statement may have poisoned it;
-    # retrying there would hide the real error.
-    if connection.in_atomic_block:
-        return False
-    if isinstance(exc, OperationalError):
-        return connection.vendor == "sqlite" and "locked" in str(exc)
-    return True
+    # Concurrent appends to one thread race for the next seq: the owner's and the thread's
+    # locks serialize them (row locks on PostgreSQL; on SQLite every transaction begins
+    # with the database's write lock, settings.DATABASES' transaction_mode).
+    with transaction.atomic():
+        # Locks the owner, then the thread, and refuses a write past a quota.
+        messages_admit(thread=thread, count=1, nbytes=size)
+        last = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"] or 0
+        message.seq = last + 1
+        message.save()
+        render_store(thread, message, prepared)
+        tallies_add(thread=thread, count=1, nbytes=size)
+    return message
 
 
 def _describe(exc: ValidationError) -> str:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import random
-import time
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
-from django.db import OperationalError, connection, transaction
+from django.db import transaction
 
 from knowledgeweb.threads.errors import ThreadInvalidError
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.quotas import thread_admit
 from knowledgeweb.threads.selectors import thread_get_for_owner
 from knowledgeweb.threads.text import unstorable_field
-
-_MAX_ATTEMPTS = 40
 
 
 def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
@@ -26,26 +22,16 @@ def thread_create(*, owner: User, title: str, agent_name: str = "") -> Thread:
         raise ThreadInvalidError(problem)
     thread = Thread(owner=owner, title=title, agent_name=agent_name)
     try:
-        # No query here (the owner is a saved user; the database checks the key): racing writers
-        # retry below, and a read here could not.
+        # No query here (the owner is a saved user; the database checks the key).
         thread.full_clean(exclude=["owner"], validate_unique=False)
     except ValidationError as exc:
         details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
         raise ThreadInvalidError(details) from exc
-    for attempt in range(1, _MAX_ATTEMPTS + 1):
-        try:
-            with transaction.atomic():
-                # The user's thread quota, counted under the owner's lock.
-                thread_admit(owner_id=owner.pk)
-                thread.save(force_insert=True)
-            return thread
-        except OperationalError as exc:
-            thread._state.adding = True
-            # SQLite refuses a second writer that read first ("database is locked"): start again.
-            if attempt == _MAX_ATTEMPTS or connection.in_atomic_block or "locked" not in str(exc):
-                raise
-            time.sleep(random.uniform(0, min(0.05, 0.005 * attempt)))  # noqa: S311
-    raise AssertionError("unreachable")  # pragma: no cover
+    with transaction.atomic():
+        # The user's thread quota, counted under the owner's lock.
+        thread_admit(owner_id=owner.pk)
+        thread.save(force_insert=True)
+    return thread
 
 
 def thread_delete(*, owner: User | AnonymousUser, thread_id: UUID | str) -> Thread:

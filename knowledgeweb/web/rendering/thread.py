@@ -1,4 +1,4 @@
-"""A whole thread page, assembled from the renders stored at write (docs/architecture.md#pages-and-dom-hooks, §10).
+"""A whole thread page, assembled from the renders stored at write (docs/architecture.md#pages-and-dom-hooks).
 
 Each message's HTML, citation verdicts and (for tool messages) panel entries
 were computed when it was written (``threads.services.renders``). A page only

@@ -1,7 +1,7 @@
 """``manage.py ingest PATH... --collection NAME [--queue]``: index files into the local library.
 
 The files are read here, on the machine running the command, with ingest's rules; their
-bytes go into a folder-ingest job, which the job task stores (docs/decisions.md, "Tasks").
+bytes go into a folder-ingest job, which the job task stores (docs/decisions/0042-tasks-uploads-and-long-work-on-celery.md).
 It lives in the jobs app because it starts a job (the layers contract: jobs sits above
 library).
 """
