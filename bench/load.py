@@ -10,8 +10,11 @@ each:
    the thread API with a token);
 2. stalled: the same readers while half the serving capacity (workers x threads / 2)
    is held by searches waiting on the stalled provider;
-3. mixed: readers, appenders, searches the provider answers (each must bring back its
-   sources), and any reviewer traffic (``reviewer_groups``, empty until issue 27).
+3. mixed: readers, appenders and searches the provider answers (each must bring back its
+   sources);
+4. reviewers: twenty reviewers working one review queue (``bench/review.py``): next,
+   the thread's items, a verdict on each; verdicts stored = acknowledged, double
+   reservations, p50/p99 of a verdict and of "next".
 
 Prints the settings it used (rate limits, cookies, workers, threads), then requests
 per second, p50 and p99 per route and phase, and errors (an unexpected status, a
@@ -240,10 +243,12 @@ def build_fixture(env: dict[str, str], provider_url: str, deadline: int) -> Fixt
     return fixture
 
 
-def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    env: dict[str, str], log: Path, command: tuple[str, ...] = ("make", "-s", "serve")
+) -> tuple[subprocess.Popen[bytes], str]:
     with log.open("w") as out:
-        server = subprocess.Popen(
-            ["make", "-s", "serve"],  # noqa: S607 - the project's own command
+        server = subprocess.Popen(  # noqa: S603 - the project's own command
+            list(command),
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     base = f"http://{env['HOST']}:{env['PORT']}"
@@ -359,15 +364,6 @@ def _sources(response: httpx.Response) -> bool:
     except ValueError:
         return False
     return bool(isinstance(artifact, dict) and artifact.get("knowledge_sources"))
-
-
-def reviewer_groups(fixture: Fixture) -> list[tuple[Step, int, set[int]]]:
-    """Reviewer traffic for the mixed phase: reviewers taking "next" and writing verdicts.
-
-    The hook for issue 27 ("Review part 2"): return its steps here (each a ``Step``, how many
-    workers run it, and the statuses it expects), and the mixed phase runs them with the rest.
-    Empty until that issue lands: the review routes do not exist yet."""
-    return []
 
 
 def run_phase(base: str, seconds: float, groups: list[tuple[Step, int, set[int]]]) -> tuple[Recorder, float]:
@@ -489,6 +485,11 @@ def main() -> int:
     try:
         fixture = build_fixture({"DATABASE_URL": backends.database_url, "CACHE_URL": backends.cache_url,
                                  "SECRET_KEY": env["SECRET_KEY"], KEY_VARIABLE: "load-test-key"}, provider_url, deadline)  # fmt: skip
+        from bench.review import build_review_fixture
+
+        review_fixture = build_review_fixture(
+            int(os.environ.get("REVIEW_REVIEWERS", "20")), int(os.environ.get("REVIEW_THREADS", "400"))
+        )
         server, base = start_server(env, workdir / "serve.log")
     except Exception as exc:
         print(f"could not measure: {exc}")
@@ -523,10 +524,13 @@ def main() -> int:
             *readers_group,
             (append(fixture), 2, {201}),
             (search(fixture, answered=True), 2, {200}),
-            *reviewer_groups(fixture),
         ]
         mixed, mixed_seconds = run_phase(base, seconds, mixed_groups)
         report("3. mixed: readers, 2 appenders, 2 answered searches", mixed, mixed_seconds, rows)
+        from bench.review import report_reviewers, run_reviewers
+
+        print("\n4. reviewers: one review queue, overlap 1")
+        report_reviewers(run_reviewers(base, review_fixture, seconds), verdicts=False)
         idle_p99, loaded_p99 = page_p99(idle), page_p99(stalled_phase)
         ratio = statistics.median(ratios)
         print(

@@ -37,6 +37,8 @@ BENCHMARKS = (
     "compose.py",
     "abstention.py",
     "verdicts.py",
+    "review_export.py",
+    "review.py",
 )
 MET, MISSED, UNMEASURED = "met", "MISSED", "could not measure"
 

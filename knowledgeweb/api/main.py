@@ -42,7 +42,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from knowledgeweb.api import compose, knowledge, review, threads
+from knowledgeweb.api import compose, knowledge, review, review_queues, threads
 from knowledgeweb.api.auth import api_auth
 from knowledgeweb.errors import DomainError
 from knowledgeweb.ops.apierrors import code_for
@@ -149,6 +149,7 @@ api.add_router("/threads", threads.router)
 api.add_router("/threads", compose.router)  # POST /threads/{id}/ask (issue 13)
 api.add_router("/threads", review.router)  # review items and verdicts (issue 26)
 api.add_router("/knowledge", knowledge.router)
+api.add_router("/review/queues", review_queues.router)  # issue 27
 
 
 def _error(request: HttpRequest, status: int, detail: str, **extra: object) -> HttpResponse:

@@ -164,19 +164,33 @@ class FinalVerdict(AppendOnly):
 
 
 class Reservation(models.Model):
-    """A thread held for one reviewer of a queue until ``expires_at`` (Review part 2)."""
+    """One of a queue's ``overlap`` reviewing slots on a thread (Review part 2).
+
+    A slot is free when nobody holds it (``reviewer`` empty) or its holder's time ran out
+    (``expires_at`` past) without finishing; a reviewer who judged every item keeps their
+    slot as ``finished``, so at most ``overlap`` minus the finished reviewers hold a thread
+    at once. Claiming is one conditional UPDATE of a free slot (``review.queueing``).
+    """
 
     queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="reservations")
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="reservations")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    slot = models.PositiveSmallIntegerField(default=1)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     expires_at = models.DateTimeField(db_index=True)
+    finished = models.BooleanField(default=False)
+    # Set by each claim, so the claimer finds the row its UPDATE took.
+    claim = models.UUIDField(null=True, blank=True, unique=True)
 
     class Meta:
         constraints = [
+            # NULL reviewers (free slots) are distinct on both databases.
             models.UniqueConstraint(
                 fields=["queue", "thread", "reviewer"], name="reservation_once_per_reviewer"
-            )
+            ),
+            models.UniqueConstraint(fields=["queue", "thread", "slot"], name="reservation_slot_once"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.thread_id} held until {self.expires_at:%H:%M}"
+        return f"{self.thread_id} slot {self.slot} held until {self.expires_at:%H:%M}"

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from knowledgeweb.web import ask, compose, contents, documents, review, views
+from knowledgeweb.web import ask, compose, contents, documents, review, review_queue, views
 
 app_name = "web"
 
@@ -22,6 +22,11 @@ urlpatterns = [
         review.citation_evidence,
         name="thread-evidence",
     ),
+    # Issue 27: review queues, "Start reviewing", agreement and the lead's final verdicts.
+    path("review/", review_queue.queue_list, name="review-queues"),
+    path("review/<int:queue_id>/", review_queue.queue_detail, name="review-queue"),
+    path("review/<int:queue_id>/start/", review_queue.queue_start, name="review-start"),
+    path("review/<int:queue_id>/final/", review_queue.final_verdict_post, name="review-final"),
     path("ask/", ask.ask, name="ask"),
     path("messages/<uuid:message_id>/content/", contents.message_content, name="message-content"),
     # Issue 13: streamed answers and follow-ups (knowledgeweb.web.compose).

@@ -16,12 +16,15 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from knowledgeweb.review.access import thread_get_for_writer
 from knowledgeweb.review.errors import ReviewForbiddenError, VerdictsPresentError
+from knowledgeweb.review.listing import FILTERS as REVIEW_FILTERS
+from knowledgeweb.review.listing import review_filter_thread_ids, review_states
 from knowledgeweb.review.selectors import judged_items, thread_review, thread_verdict_count, thread_verdicts
 from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     MAX_SEARCH_CHARS,
+    THREAD_ORDER,
     thread_list_for_owner,
     thread_texts_matching,
 )
@@ -41,14 +44,27 @@ THREADS_PER_PAGE = 50
 @require_safe
 @login_required
 def thread_list(request: HttpRequest) -> HttpResponse:
+    """My threads, or with ``review=<filter>`` the threads of my review queues it keeps
+    (``review.listing.FILTERS``); each listed thread shows its state in my queues."""
     search = " ".join(request.GET.get("q", "").split())[:MAX_SEARCH_CHARS]
-    threads = thread_list_for_owner(owner=request.user, search=search)
+    review = request.GET.get("review", "")
+    if review in REVIEW_FILTERS:
+        search = ""
+        ids = review_filter_thread_ids(user=request.user, name=review)
+        threads = Thread.objects.filter(pk__in=ids).order_by(*THREAD_ORDER)
+    else:
+        review = ""
+        threads = thread_list_for_owner(owner=request.user, search=search)
     # get_page: a missing, malformed or out-of-range page number shows the nearest page.
     page = Paginator(threads, THREADS_PER_PAGE).get_page(request.GET.get("page"))
     if search:
         texts = thread_texts_matching(thread_ids=[t.id for t in page.object_list], search=search)
         for thread in page.object_list:
             thread.snippet = snippet(texts.get(thread.id, ""), search)
+    states = review_states(user=request.user, thread_ids=[t.id for t in page.object_list])
+    for thread in page.object_list:
+        thread.review_states = states.get(thread.id, [])
+    extra = {"q": search} if search else {"review": review} if review else {}
     return render(
         request,
         "web/thread_list.html",
@@ -56,12 +72,16 @@ def thread_list(request: HttpRequest) -> HttpResponse:
             "page": page,
             "threads": page.object_list,
             "search": search,
-            "page_links": _page_links(page.number, page.paginator.num_pages, search),
+            "review": review,
+            "review_filters": REVIEW_FILTERS,
+            "review_words": REVIEW_FILTERS.get(review, ""),
+            "extra_query": urlencode(extra),
+            "page_links": _page_links(page.number, page.paginator.num_pages, extra),
         },
     )
 
 
-def _page_links(current: int, last: int, search: str) -> list[dict[str, object]]:
+def _page_links(current: int, last: int, extra: dict[str, str]) -> list[dict[str, object]]:
     """Numbered links around the current page, with the first and last always shown."""
     wanted = sorted({1, last, *range(max(1, current - 2), min(last, current + 2) + 1)})
     links: list[dict[str, object]] = []
@@ -69,7 +89,7 @@ def _page_links(current: int, last: int, search: str) -> list[dict[str, object]]
     for number in wanted:
         if number - previous > 1:
             links.append({"gap": True})
-        query = {"page": str(number), **({"q": search} if search else {})}
+        query = {"page": str(number), **extra}
         links.append({"number": number, "href": "?" + urlencode(query), "current": number == current})
         previous = number
     return links

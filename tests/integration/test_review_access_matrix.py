@@ -60,6 +60,16 @@ def judge(ok: int) -> dict[str, Any]:
     return _roles((403, "forbidden"), ok, ok, 404)
 
 
+def queue_read(ok: Any = 200, reviewer: Any = None) -> dict[str, Any]:
+    """A queue's page or operation: its reviewer and lead; the thread's owner is no reviewer."""
+    return _roles(404, ok if reviewer is None else reviewer, ok, 404)
+
+
+def queue_lead(ok: Any) -> dict[str, Any]:
+    """The queue's lead alone; a reviewer of it is told no (403)."""
+    return _roles(404, (403, "forbidden"), ok, 404)
+
+
 def everyone(status: int) -> dict[str, Any]:
     """Not about the thread: the same for every role."""
     return dict.fromkeys(ROLES, status)
@@ -109,6 +119,13 @@ WEB: dict[str, tuple[Request, Expect]] = {
         ),
         everyone(404),
     ),
+    # Issue 27: the queue pages are the queue's reviewers' and lead's; everyone else gets 404.
+    "web:review-queues": (lambda w, c: c.get("/review/"), everyone(200)),
+    "web:review-queue": (lambda w, c: c.get(f"/review/{w.queue.pk}/"), queue_read()),
+    # The lead asks first and holds the overlap-1 queue's one thread: the reviewer is told so.
+    "web:review-start": (lambda w, c: c.post(f"/review/{w.queue.pk}/start/"), queue_read(302)),
+    # Only the lead records a final verdict (an empty form: 422 for the lead, 403 for a reviewer).
+    "web:review-final": (lambda w, c: c.post(f"/review/{w.queue.pk}/final/", {}), _roles(404, 403, 422, 404)),
     "login": (lambda w, c: c.get("/accounts/login/"), everyone(200)),
     "logout": (lambda w, c: c.post("/accounts/logout/"), everyone(302)),
 }
@@ -125,6 +142,7 @@ ADMIN_PAGES: tuple[Callable[[ReviewWorld], str], ...] = (
 # --- API operations (by method and OpenAPI path) -------------------------------------------------
 
 T = "/api/threads/{thread_id}"
+Q = "/api/review/queues/{queue_id}"
 API: dict[tuple[str, str], tuple[Request, Expect]] = {
     ("get", "/api/threads"): (lambda w, c: c.get("/api/threads"), everyone(200)),
     ("post", "/api/threads"): (
@@ -164,6 +182,28 @@ API: dict[tuple[str, str], tuple[Request, Expect]] = {
             c, "put", f"/api/threads/{_t(w)}/review/answers/{w.answer.id}", {"verdict": "acceptable"}
         ),
         judge(200),
+    ),
+    # Issue 27: review queues.
+    ("get", "/api/review/queues"): (lambda w, c: c.get("/api/review/queues"), everyone(200)),
+    # The lead asks first and holds the overlap-1 queue's one thread: nothing left for the reviewer.
+    ("post", Q + "/next"): (
+        lambda w, c: c.post(f"/api/review/queues/{w.queue.pk}/next"),
+        queue_read(200, 204),
+    ),
+    ("get", Q + "/agreement"): (
+        lambda w, c: c.get(f"/api/review/queues/{w.queue.pk}/agreement"),
+        queue_read(),
+    ),
+    ("get", Q + "/export"): (lambda w, c: c.get(f"/api/review/queues/{w.queue.pk}/export"), queue_read()),
+    # Nothing is disputed: the lead is told so (422); a reviewer may not settle anything (403).
+    ("post", Q + "/final-verdicts"): (
+        lambda w, c: _json(
+            c,
+            "post",
+            f"/api/review/queues/{w.queue.pk}/final-verdicts",
+            {"message_id": str(w.answer.id), "kind": "citation", "position": 1, "verdict": "supports"},
+        ),
+        queue_lead((422, "invalid_request")),
     ),
     ("get", "/api/knowledge/capabilities"): (
         lambda w, c: c.get("/api/knowledge/capabilities"),
