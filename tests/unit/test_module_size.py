@@ -20,8 +20,8 @@ TOO_LONG = {
     "knowledgeweb/api/threads.py": 540,
     "knowledgeweb/threads/rendering/export.py": 503,
     "knowledgeweb/composer/services.py": 500,
-    "knowledgeweb/web/rendering/thread.py": 439,
-    "knowledgeweb/threads/selectors.py": 404,
+    "knowledgeweb/web/rendering/thread.py": 451,
+    "knowledgeweb/threads/selectors.py": 413,
     "knowledgeweb/bindings/forms.py": 401,
 }
 
