@@ -200,7 +200,7 @@ def agreement(request: HttpRequest, queue_id: int) -> AgreementOut:
 
 @router.post(
     "/{queue_id}/final-verdicts",
-    response={201: FinalVerdictOut, 429: QueueErrorOut, **_ERRORS},
+    response={201: FinalVerdictOut, 400: QueueErrorOut, 429: QueueErrorOut, **_ERRORS},
     summary="Record the lead's final verdict on a disputed item",
 )
 def final_verdict(request: HttpRequest, queue_id: int, body: FinalVerdictIn) -> Status:

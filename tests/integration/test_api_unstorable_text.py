@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
+from uuid import UUID
 
 import pytest
 from django.apps import apps
@@ -51,11 +52,35 @@ BASELINES: dict[tuple[str, str], dict[str, Any]] = {
     ("get", "/api/threads/{thread_id}/export"): {"query": {"format": "json"}},
     ("get", "/api/threads/{thread_id}/export/markdown"): {},
     ("post", "/api/threads/{thread_id}/ask"): {"body": {"question": "owls?", "binding": "local"}},
+    ("get", "/api/threads/{thread_id}/review"): {},
+    ("put", "/api/threads/{thread_id}/review/citations/{message_id}/{n}"): {
+        "body": {"verdict": "supports", "note": "fine"}
+    },
+    ("put", "/api/threads/{thread_id}/review/answers/{message_id}"): {
+        "body": {"verdict": "acceptable", "note": "fine"}
+    },
+    ("get", "/api/review/queues"): {},
+    ("post", "/api/review/queues/{queue_id}/next"): {},
+    ("get", "/api/review/queues/{queue_id}/agreement"): {},
+    ("post", "/api/review/queues/{queue_id}/final-verdicts"): {
+        "body": {"message_id": str(UUID(int=1)), "kind": "answer", "position": 0, "verdict": "acceptable"}
+    },
+    ("get", "/api/review/queues/{queue_id}/export"): {"query": {"format": "jsonl"}},
     ("get", "/api/knowledge/capabilities"): {"query": {"agent_name": "agent"}},
     ("post", "/api/knowledge/search"): {
         "body": {"tool": "knowledge_search", "query": "owls", "binding": "local", "agent_name": "agent"}
     },
 }
+
+#: Operations with no string to put a bad one in: a queue's number, or nothing at all.
+NO_STRINGS = {
+    ("get", "/api/review/queues"),
+    ("post", "/api/review/queues/{queue_id}/next"),
+    ("get", "/api/review/queues/{queue_id}/agreement"),
+}
+
+#: Path parameters other than the thread: valid forms, looked up only after validation.
+PATH_VALUES = {"message_id": str(UUID(int=1)), "n": "1", "queue_id": "1"}
 
 #: A minimal valid call per MCP tool.
 TOOL_BASELINES: dict[str, dict[str, Any]] = {
@@ -164,8 +189,9 @@ def test_every_operation_of_the_document_has_a_baseline_and_string_locations() -
     operations = {(m, r) for r, ops in DOCUMENT["paths"].items() for m in ops}
     assert operations == set(BASELINES)
     with_strings = {(m, r) for m, r, _ in LOCATIONS}
-    # Every operation takes at least one string somewhere (a path id, a query, a body).
-    assert with_strings == operations
+    # Every operation takes at least one string somewhere (a path id, a query, a body), but
+    # those that take only a queue's number, or nothing.
+    assert with_strings == operations - NO_STRINGS
     # The walk reaches deep places: an artifact's keys and nested values, a selection's ids.
     text = {f"{m} {r} {w}" for m, r, w in LOCATIONS}
     assert "post /api/threads/{thread_id}/messages key:artifact" in text
@@ -189,15 +215,20 @@ def test_a_nul_or_a_surrogate_in_any_string_of_any_operation_is_refused_and_noth
     bad = data.draw(bad_text(surrogates=in_json), label="text")
     baseline = copy.deepcopy(BASELINES[(method, route)])
     path_id = str(thread.id)
+    path_values = dict(PATH_VALUES)
     query = dict(baseline.get("query", {}))
     body = baseline.get("body")
-    if where.part == "path":
+    if where.part == "path" and where.path[0] != "thread_id":
+        path_values[str(where.path[0])] = bad
+    elif where.part == "path":
         path_id = bad
     elif where.part == "query":
         query[str(where.path[0])] = bad
     else:
         body = placed(body, where.path, bad, as_key=where.part == "key")
     url = route.replace("{thread_id}", quote(path_id, safe=""))
+    for name, value in path_values.items():
+        url = url.replace("{" + name + "}", quote(value, safe=""))
     if query:
         url += "?" + urlencode(query)
     before = rows()

@@ -8,7 +8,7 @@ ignored) copied to a new folder, set up as ``make run`` sets it up (``migrate`` 
 ``demo`` with ``DEBUG=1``, the development server). Placeholders are filled and nothing else is changed: the
 server's port for ``127.0.0.1:8000``, a demo thread for ``<uuid>``, a LangGraph state
 for ``langgraph-thread-state.json``; in the table's syntax lines, values for
-``PATH...``, ``NAME``, ``FILE``, ``USER``, ``ID``, ``H``, ``P`` (each of
+``PATH...``, ``NAME``, ``FILE``, ``USER``, ``ID``, ``QUEUE``, ``H``, ``P`` (each of
 ``a|b`` in turn), optional ``[…]`` parts left out. ``curl`` runs with ``--fail-with-body``, so
 an HTTP error fails the command.
 """
@@ -241,9 +241,15 @@ def test_every_manage_py_and_curl_command_in_the_readme_works_as_written(clone: 
         "FILE": "langgraph-thread-state.json",
         "USER": "demo",
         "ID": clone.thread_id,
+        "QUEUE": "'README queue'",
         "H": "127.0.0.1",
         "P": "0",
     }
+    # An admin creates review queues (in the admin); export_reviews needs one to export.
+    commands.append(
+        '.venv/bin/python manage.py shell -c "from knowledgeweb.review.models import ReviewQueue; '
+        "ReviewQueue.objects.get_or_create(name='README queue')\""
+    )
     for syntax in table_commands(text):
         for command in fill_syntax(syntax, values):
             if " mcp_server" in command:

@@ -110,6 +110,8 @@ def _urls(route: str, seeded: Seeded) -> list[str]:
         .replace("<uuid:message_id>", str(seeded.tool_message.id))
         .replace("<message_id>", str(seeded.tool_message.id))
         .replace("<int:n>", "1")
+        .replace("<int:queue_id>", "1")
+        .replace("<queue_id>", "1")
         .replace("<n>", "1")
         .replace("<id>", str(seeded.admin.pk))
         .replace(
@@ -187,7 +189,7 @@ def test_no_get_route_and_no_read_tool_writes_to_the_database(
     assert token_writes >= 1  # the token was used: its one allowed write is the only one seen
     # Every GET the API router declares was requested (the URLconf walk did not miss one).
     declared = {
-        re.sub(r"\{(\w+)\}", str(seeded.thread.id), path)
+        re.sub(r"\{(\w+)\}", lambda m: "1" if m.group(1) == "queue_id" else str(seeded.thread.id), path)
         for path, operations in api.get_openapi_schema()["paths"].items()
         if "get" in operations
     }

@@ -80,6 +80,12 @@ def _json(client: Client, method: str, url: str, body: Any = None) -> Any:
     return getattr(client, method)(url, data=data, content_type="application/json")
 
 
+def _tool(w: ReviewWorld) -> str:
+    tool = w.thread.messages.filter(type="tool").first()
+    assert tool is not None, "the review world's thread holds a search"
+    return str(tool.id)
+
+
 def _t(w: ReviewWorld) -> str:
     return str(w.thread.id)
 
@@ -101,6 +107,8 @@ WEB: dict[str, tuple[Request, Expect]] = {
         _roles(403, 302, 302, 404),
     ),
     "web:thread-evidence": (lambda w, c: c.get(f"/threads/{_t(w)}/evidence/{w.answer.id}/1/"), read()),
+    # A tool message's hits, loaded when the reader expands it: read like the page.
+    "web:message-hits": (lambda w, c: c.get(f"/threads/{_t(w)}/messages/{_tool(w)}/hits/"), read()),
     "web:ask": (lambda w, c: c.get("/ask/"), everyone(200)),
     "web:message-content": (lambda w, c: c.get(f"/messages/{w.answer.id}/content/"), read()),
     # An empty form: refused before any search (422) for whoever may ask in the thread.
@@ -165,6 +173,7 @@ API: dict[tuple[str, str], tuple[Request, Expect]] = {
     ),
     ("get", T + "/citations"): (lambda w, c: c.get(f"/api/threads/{_t(w)}/citations"), read()),
     ("get", T + "/export"): (lambda w, c: c.get(f"/api/threads/{_t(w)}/export?format=markdown"), read()),
+    ("get", T + "/export/markdown"): (lambda w, c: c.get(f"/api/threads/{_t(w)}/export/markdown"), read()),
     # The owner has no binding to ask through (its own 403, ask_binding); the reviewer may not ask.
     ("post", T + "/ask"): (
         lambda w, c: _json(c, "post", f"/api/threads/{_t(w)}/ask", {"question": "Why?", "binding": "none"}),
@@ -235,6 +244,7 @@ MCP: dict[str, tuple[Tool, Expect]] = {
     ),
     "create_thread": (lambda w: {"title": "Mine"}, everyone(201)),
     "append_answer": (lambda w: {"thread_id": _t(w), "content": "An answer."}, write(201)),
+    "record_question": (lambda w: {"thread_id": _t(w), "content": "A question?"}, write(201)),
     "citation_report": (lambda w: {"thread_id": _t(w)}, read()),
 }
 
