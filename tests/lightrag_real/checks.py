@@ -17,6 +17,7 @@ from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
 from tests.lightrag_real.servers import LightragServer
 from tests.live.conftest import RecordingTransport
+from tests.pages import with_hits
 
 _SHARED_HANDLE = re.compile(r"\(#(knowledge-source-[0-9a-f]{32})\)")
 
@@ -102,6 +103,8 @@ def viewer_resolves(reader: Client, thread: Thread, sources: dict[str, Evidence]
     assert page.count('data-citation="resolved"') == len(sources)
     assert 'data-citation="unresolved"' not in page
     assert 'data-citation="malformed"' not in page
+    # A tool message's hits load when it is expanded (the hits route): read them as the page does.
+    page = with_hits(reader, page)
     for evidence in sources.values():
         assert f'data-source-id="{evidence.id}" href="#{evidence.handle}"' in page
         assert html.escape(evidence.excerpt) in page

@@ -25,6 +25,7 @@ from tests.lightrag_real.checks import cite_all, recorded_message, thread_messag
 from tests.lightrag_real.conftest import API_KEY, KEY_ENV, RealLightrag
 from tests.lightrag_real.servers import EMBEDDING_DIMENSION, corpus
 from tests.live.conftest import RecordingTransport
+from tests.pages import with_hits
 from tests.standins.openai_server import content_words
 
 pytestmark = [pytest.mark.real_lightrag, pytest.mark.django_db]
@@ -87,7 +88,7 @@ def test_a_wrong_key_is_a_clear_authentication_failure_and_writes_no_evidence(
         (403, {"detail": "Invalid API Key"})
     ]
     assert_recorded_failure(thread, before, expected, "provider_auth")
-    page = reader.get(f"/threads/{thread.id}/").content.decode()
+    page = with_hits(reader, reader.get(f"/threads/{thread.id}/").content.decode())
     assert 'data-tool-status="error"' in page
     assert "Invalid API Key" in page
     assert WRONG_KEY not in page
@@ -182,7 +183,7 @@ def test_an_empty_result_is_a_successful_search_that_cites_nothing(
     assert after[: len(before)] == before
     assert [m[:3] for m in after[len(before) :]] == [("tool", "success", outcome.content)]
     assert message_sources(recorded_message(outcome)) == {}
-    page = reader.get(f"/threads/{thread.id}/").content.decode()
+    page = with_hits(reader, reader.get(f"/threads/{thread.id}/").content.decode())
     # The reader sees what was searched for (the query, escaped), and no citation.
     assert f"Nothing found for “{html.escape(UNRELATED)}” ({label}, lightrag)." in page
     assert "data-citation=" not in page
