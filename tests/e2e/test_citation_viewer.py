@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result_view
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.e2e.scenarios import Source, forged_thread, hostile_thread, verified_thread
-from tests.e2e.watching import Watched
+from tests.e2e.watching import THREAD_PAGE_SCRIPTS, Watched
 
 pytestmark = pytest.mark.e2e
 
@@ -173,7 +173,7 @@ def test_hostile_content_runs_nothing_and_the_citation_still_reaches_the_panel(
             return {
                 isPanelEntry: !!el && el.hasAttribute("data-source-entry") && !!el.closest("[data-sources-panel]"),
                 sameId: document.querySelectorAll("[id='" + handle + "']").length,
-                scripts: document.querySelectorAll("script").length,
+                scripts: [...document.querySelectorAll("script")].map((s) => s.src.split("/").pop()).sort(),
                 active: document.querySelectorAll("main svg, main iframe, main form, main img").length,
                 handlers: document.querySelectorAll("main [onclick], main [onmouseover], main [onload]").length,
                 jsLinks: [...document.querySelectorAll("a[href]")].filter(a => /^\\s*javascript:/i.test(a.getAttribute("href"))).length,
@@ -184,7 +184,7 @@ def test_hostile_content_runs_nothing_and_the_citation_still_reaches_the_panel(
     assert target == {
         "isPanelEntry": True,
         "sameId": 1,
-        "scripts": 2,  # walk.js and citations.js, both ours
+        "scripts": THREAD_PAGE_SCRIPTS,  # ours, each from a file
         "active": 0,
         "handlers": 0,
         "jsLinks": 0,

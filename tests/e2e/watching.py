@@ -39,3 +39,8 @@ def watch_shown(page: Any, selector: str) -> None:
 
 def times_shown(page: Any, selector: str) -> int:
     return int(page.evaluate("(selector) => window.shownCounts[selector]", selector))
+
+
+#: The scripts a thread page loads without a follow-up form (a reader who may not ask),
+#: each from its own file: a page that ran any other script would have let content in.
+THREAD_PAGE_SCRIPTS = ["citations.js", "walk.js", "windows.js"]
