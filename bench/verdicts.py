@@ -1,8 +1,8 @@
 """A thread page with 200 verdicts costs at most 1.2x the same page without them (issue 26).
 
-Two identical threads (100 answers citing 2 found sources each: 200 citations) in one review
-queue; on one, reviewers recorded 200 verdicts (one per citation, by two reviewers, so the lead
-sees chips on every citation). The lead's GET /threads/<id>/ of each is timed in turns
+Two identical threads (50 answers citing 4 found sources each: 200 citations in 100 messages,
+one page window) in one review queue; on one, reviewers recorded 200 verdicts (one per
+citation, by two reviewers, so the lead sees chips on every citation of the page). The lead's GET /threads/<id>/ of each is timed in turns
 (``interleaved_medians``): verdicts are laid over the stored render at assembly, never a reason
 to render a message again, which is counted too (no render during either page).
 """
@@ -18,7 +18,8 @@ if __package__ in {None, ""}:
 
 from bench.harness import finish, interleaved_medians, setup_django, show_count, show_ratio, show_time
 
-ANSWERS = 100
+ANSWERS = 50
+CITED = 4  # sources each answer cites
 TARGET = 1.2
 
 
@@ -29,7 +30,7 @@ def main() -> int:
 
     from knowledgeweb.knowledge import RetrievalHit
     from knowledgeweb.review.models import ReviewQueue, Verdict
-    from knowledgeweb.threads.models import Message, Thread
+    from knowledgeweb.threads.models import Message, MessageRender, Thread
     from knowledgeweb.threads.rendering.pipeline import render_counter
     from knowledgeweb.threads.services import message_append, thread_create
     from tests.searches import hit_handles, record_search
@@ -45,17 +46,14 @@ def main() -> int:
         for n in range(ANSWERS):
             _, formatted = record_search(
                 thread,
-                RetrievalHit(text=f"Fact {n} is stated plainly here. It holds.", title=f"Doc {n}"),
-                RetrievalHit(text=f"Another fact {n} is here too. It also holds.", title=f"Other {n}"),
+                *(
+                    RetrievalHit(text=f"Fact {n}.{k} is stated plainly here. It holds.", title=f"Doc {n}.{k}")
+                    for k in range(CITED)
+                ),
             )
-            a, b = hit_handles(formatted)
-            answers.append(
-                message_append(
-                    thread=thread,
-                    type="ai",
-                    content=f"Fact {n} is stated plainly [Doc {n}](#{a}); another fact {n} too [Other {n}](#{b}).",
-                )
-            )
+            handles = hit_handles(formatted)
+            cites = "; ".join(f"fact {n}.{k} [Doc {n}.{k}](#{h})" for k, h in enumerate(handles))
+            answers.append(message_append(thread=thread, type="ai", content=f"As stated: {cites}."))
         return thread, answers
 
     plain, _ = build("Without verdicts")
@@ -83,8 +81,10 @@ def main() -> int:
     for row in rows:
         row.save()
     judged.refresh_from_db()
+    windows = MessageRender.objects.filter(thread=judged).values("window").distinct().count()
     print(
         f"Verdicts: {Verdict.objects.count()} on {judged.citations_resolved} citations of {ANSWERS} answers"
+        f" ({judged.messages.count()} messages, {windows} page window)"
     )
 
     client = Client()

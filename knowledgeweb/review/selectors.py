@@ -18,7 +18,7 @@ who judge nothing (the owner, staff), since they cannot be swayed (decision 0121
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -234,9 +234,13 @@ _VIEW_FIELDS = (
 )
 
 
-def thread_verdicts(*, thread: Thread) -> list[VerdictView]:
-    """Every verdict on ``thread``, oldest first, with its reviewer's name, in one query."""
-    rows = Verdict.objects.filter(thread=thread).order_by("created_at", "id").values_list(*_VIEW_FIELDS)
+def thread_verdicts(*, thread: Thread, message_ids: Collection[UUID] | None = None) -> list[VerdictView]:
+    """Every verdict on ``thread`` (on ``message_ids`` only, when given: a page window's),
+    oldest first, with its reviewer's name, in one query."""
+    verdicts = Verdict.objects.filter(thread=thread)
+    if message_ids is not None:
+        verdicts = verdicts.filter(message_id__in=message_ids)
+    rows = verdicts.order_by("created_at", "id").values_list(*_VIEW_FIELDS)
     return [VerdictView(*row) for row in rows]
 
 
@@ -344,16 +348,26 @@ def thread_review(
     )
 
 
-def judged_items(*, verdicts: Sequence[VerdictView]) -> list[ReviewItem]:
-    """The items ``verdicts`` are about (and their answers' other citations), read in one query
-    of the stored citations of those answers only: what a page needs to lay verdicts over
-    itself, the matching and the orphans. ``answer`` is left 0 (a page numbers its answers)."""
+def judged_items(
+    *,
+    verdicts: Sequence[VerdictView],
+    citations: Mapping[UUID, Sequence[Mapping[str, Any]] | None] | None = None,
+) -> list[ReviewItem]:
+    """The items ``verdicts`` are about (and their answers' other citations): what a page needs
+    to lay verdicts over itself, the matching and the orphans. The stored citations of those
+    answers come from ``citations`` (message id -> stored citations, what a page window already
+    read) when given, else from one query of those answers' renders. ``answer`` is left 0 (a
+    page numbers its answers)."""
     message_ids = {v.message_id for v in verdicts}
-    rows = MessageRender.objects.filter(message_id__in=message_ids).values_list("message_id", "citations")
+    rows: Iterable[tuple[UUID, Sequence[Mapping[str, Any]] | None]]
+    if citations is None:
+        rows = MessageRender.objects.filter(message_id__in=message_ids).values_list("message_id", "citations")
+    else:
+        rows = [(message_id, citations[message_id]) for message_id in message_ids if message_id in citations]
     items: list[ReviewItem] = []
     citation, answer = ItemKind.CITATION, ItemKind.ANSWER
-    for message_id, citations in rows:
-        for position, fields in enumerate(citations or [], start=1):
+    for message_id, stored in rows:
+        for position, fields in enumerate(stored or [], start=1):
             items.append(
                 ReviewItem(
                     citation,

@@ -120,9 +120,11 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
     view = render_window(thread, window)
-    verdicts = list(thread_verdicts(thread=thread))
+    # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
+    verdicts = thread_verdicts(thread=thread, message_ids=[message.id for message in window.messages])
     if verdicts:  # laid over the stored render; a page without verdicts reads nothing more
-        items = judged_items(verdicts=verdicts)
+        stored = {message_id: render.citations for message_id, render in window.renders.items()}
+        items = judged_items(verdicts=verdicts, citations=stored)
         view = with_verdict_chips(
             view, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
         )

@@ -16,11 +16,15 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from knowledgeweb.knowledge import RetrievalHit
+from knowledgeweb.review.selectors import thread_verdicts
+from knowledgeweb.review.services import verdict_record
 from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
+from knowledgeweb.web import views
 from tests.long_threads import NOWHERE, long_thread
+from tests.review_queues import queue_for
 from tests.searches import hit_handles, record_search
 
 pytestmark = pytest.mark.django_db
@@ -249,3 +253,48 @@ def test_a_re_render_keeps_every_window_and_every_place(owner: User) -> None:
         == places
     )
     assert MessageRender.objects.filter(thread=thread).aggregate(last=Max("window"))["last"] == 3
+
+
+def test_a_window_lays_only_its_own_verdicts_over_itself_in_the_same_queries(
+    owner: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verdicts are read for the window's messages only: a page with a judged thread costs what
+    it shows, whichever window holds the verdicts (issues 25 and 26)."""
+    thread, _ = long_thread(owner, 50)  # 200 messages: windows 1 and 2
+    agent_answers = list(thread.messages.filter(type="ai").order_by("seq"))
+    windows = dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window"))
+    reviewer = User.objects.create_user("reviewer", password="pw-reviewer-1")
+    queue_for([owner], [reviewer])
+    for answer in agent_answers:
+        verdict_record(
+            reviewer=reviewer,
+            thread_id=thread.id,
+            message_id=answer.id,
+            kind="answer",
+            position=0,
+            value="acceptable",
+        )
+    reader = Client()
+    reader.force_login(reviewer)
+    read: list[int] = []  # the verdicts each page read
+
+    def counted(**kwargs: Any) -> list[Any]:
+        verdicts = thread_verdicts(**kwargs)
+        read.append(len(verdicts))
+        return verdicts
+
+    monkeypatch.setattr(views, "thread_verdicts", counted)
+
+    chips, counts = {}, {}
+    for number in (1, 2):
+        with CaptureQueriesContext(connection) as queries:
+            response = reader.get(f"/threads/{thread.id}/?window={number}")
+        assert response.status_code == 200
+        counts[number] = len(queries)
+        html = response.content.decode()
+        chips[number] = set(re.findall(r'data-verdict-chips="answer-([0-9a-f]{32})"', html))
+    expected = {number: {a.id.hex for a in agent_answers if windows[a.id] == number} for number in (1, 2)}
+    assert all(expected.values())  # both windows hold judged answers
+    assert chips == expected
+    assert read == [len(expected[1]), len(expected[2])]
+    assert counts[1] == counts[2]
