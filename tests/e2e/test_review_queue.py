@@ -19,17 +19,17 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from knowledgeweb.review.models import FinalVerdict, Reservation, Verdict
 from tests.factories import UserFactory
-from tests.review_queues import cited_thread, items_of, queue_for
+from tests.review_queues import cited_thread, items_of, judge, queue_for
 
 pytestmark = pytest.mark.e2e
 
 
-def _page_as(user: User, live_server: Any, new_context: Callable[..., BrowserContext]) -> Page:
-    """A browser page carrying ``user``'s real session cookie."""
+def _page_as(user: User, live_server: Any, new_context: Callable[..., BrowserContext], **screen: Any) -> Page:
+    """A browser page carrying ``user``'s real session cookie (``screen``: viewport, colour scheme)."""
     client = Client()
     client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-    context = new_context(base_url=live_server.url)
+    context = new_context(base_url=live_server.url, **screen)
     context.add_cookies(
         [{"name": cookie.key, "value": cookie.value, "url": live_server.url, "httpOnly": True}]
     )
@@ -102,3 +102,45 @@ def test_two_reviewers_disagree_and_the_lead_settles_it_as_progress_moves(
     alice_page.goto("/review/")
     expect(alice_page.locator('[data-progress="threads"]')).to_have_text("1 of 1 thread done")
     expect(alice_page.locator('[data-reviewer="bob"]')).to_have_text("bob: 3 judged")
+
+
+SIZES = [(1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")]
+
+
+@pytest.mark.parametrize(("width", "scheme"), SIZES)
+def test_the_queue_pages_have_no_axe_violations(
+    live_server: Any, new_context: Callable[..., BrowserContext], width: int, scheme: str
+) -> None:
+    """Every queue screen with something on it: the list with progress, the lead's queue page
+    with agreement, a dispute and its final-verdict form, a settled dispute, and the thread
+    list's review filters with each thread's state."""
+    agent = UserFactory.create(username="agent")
+    alice, bob, lead = (UserFactory.create(username=n) for n in ("alice", "bob", "lead"))
+    disputed = cited_thread(agent, title="Refund policy", citations=2)
+    settled = cited_thread(agent, title="Shipping times", citations=2)
+    cited_thread(agent, title="Returns", citations=1)  # nobody judged it yet
+    queue = queue_for([agent], [alice, bob], overlap=2, lead=lead, name="Support answers")
+    judge(disputed, alice, "supports")
+    judge(disputed, bob, ["supports", "does_not_support"])
+    judge(settled, alice, "supports")
+    judge(settled, bob, "supports")
+    screen = {"viewport": {"width": width, "height": 900}, "color_scheme": scheme}
+
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for user, path, shows in (
+        (alice, "/review/", "Support answers"),
+        (alice, "/?review=mine", "Returns"),
+        (alice, "/?review=does-not-support", "Refund policy"),
+        (alice, "/?review=disputed", "Refund policy"),
+        (lead, "/review/", "Support answers"),
+        (lead, f"/review/{queue.pk}/", "bob: does not support"),
+    ):
+        page = _page_as(user, live_server, new_context, **screen)
+        page.goto(path)
+        expect(page.locator("main")).to_contain_text(shows)
+        violations = Axe().run(page).response["violations"]
+        if violations:
+            found[f"{user.username} {path}"] = [
+                (v["id"], [n["html"] for n in v["nodes"]]) for v in violations
+            ]
+    assert found == {}
