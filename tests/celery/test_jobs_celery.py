@@ -88,6 +88,11 @@ class Workers:
         self.started.append(process)
         return process
 
+    def ready(self, name: str) -> bool:
+        """Whether worker ``name`` is consuming its queue (celery logs "ready." once it is)."""
+        log = self.tmp / f"{name}.log"
+        return log.exists() and " ready." in log.read_text(errors="replace")
+
     def send(self, job: Job) -> None:
         self.client.send_task("knowledgeweb.jobs.run", args=[job.pk], queue=self.queue)
 
@@ -157,6 +162,11 @@ def test_a_worker_killed_mid_ingest_loses_and_duplicates_nothing(workers: Worker
 
     first = workers.start("first")
     workers.send(job)
+    wait_for("the first worker to take the job", lambda: Job.objects.get(pk=job.pk).done >= 1, workers)
+    # The second worker is up before the first dies, so the job sent again below reaches it
+    # within the dead worker's lease however slowly a loaded machine starts a worker.
+    workers.start("second")
+    wait_for("the second worker to be ready", lambda: workers.ready("second"), workers)
     wait_for("progress from the first worker", lambda: Job.objects.get(pk=job.pk).done >= 3, workers)
     first.send_signal(signal.SIGKILL)
     first.wait()
@@ -168,7 +178,6 @@ def test_a_worker_killed_mid_ingest_loses_and_duplicates_nothing(workers: Worker
     # Sent again at once (as a redelivery or the admin's resume would): the second worker finds
     # the dead worker's lease still held, comes back when it runs out, and takes the job over.
     assert not job_is_stalled(killed)
-    workers.start("second")
     workers.send(job)
     done = wait_for(
         "the job to finish", lambda: Job.objects.filter(pk=job.pk, state=Job.State.DONE).first(), workers
