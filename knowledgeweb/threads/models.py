@@ -109,6 +109,11 @@ class Message(models.Model):
             models.UniqueConstraint(fields=["thread", "seq"], name="message_unique_seq_per_thread"),
             models.CheckConstraint(condition=models.Q(seq__gte=1), name="message_seq_positive"),
         ]
+        indexes = [
+            # A page window counts the questions and answers before it (its numbering goes on
+            # from there): a count over this index's range, not a scan of the thread's rows.
+            models.Index(fields=["thread", "type", "seq"], name="message_thread_type_seq"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.thread_id} #{self.seq} ({self.type})"
@@ -171,6 +176,10 @@ class MessageRender(models.Model):
         indexes = [
             models.Index(fields=["thread", "seq"], name="render_thread_seq"),
             models.Index(fields=["thread", "window", "seq"], name="render_thread_window"),
+            # The walk's nearest windows holding a problem: only the renders with one are read.
+            models.Index(
+                fields=["thread", "window"], condition=models.Q(problems__gt=0), name="render_thread_problems"
+            ),
         ]
 
     def __str__(self) -> str:

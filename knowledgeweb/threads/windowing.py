@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Case, Count, F, Max, Min, Q, TextField, When
+from django.db.models import Case, F, Max, Min, Q, TextField, When
 
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread, ThreadSource
@@ -66,9 +66,10 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
         .order_by("seq")
     )
     renders: dict[UUID, MessageRender] = {row.message_id: row for row in query}
-    messages = list(
-        Message.objects.filter(thread=thread, pk__in=list(renders)).order_by("seq").only(*_OUTLINE_FIELDS)
-    )
+    # A window is a run of consecutive messages: read as a range of the (thread, seq) key.
+    seqs = [row.seq for row in renders.values()] or [0]
+    rows = Message.objects.filter(thread=thread, seq__gte=min(seqs), seq__lte=max(seqs))
+    messages = [m for m in rows.order_by("seq").only(*_OUTLINE_FIELDS) if m.pk in renders]
     if any(not render_is_servable(row.renderer_version) for row in renders.values()):
         # A render no reader may be served: the whole thread is rendered in memory for this read,
         # in order (never stored), as ``thread_renders`` does for any page.
@@ -78,10 +79,12 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
             row.page = row.brief or row.html  # type: ignore[attr-defined]
             renders[message.id] = row
     first = messages[0].seq if messages else 0
-    before = Message.objects.filter(thread=thread, seq__lt=first).aggregate(
-        answers=Count("pk", filter=Q(type=MessageType.AI)),
-        turns=Count("pk", filter=Q(type=MessageType.HUMAN)),
-    )
+    # Two counts, each over its range of the (thread, type, seq) index.
+    earlier = Message.objects.filter(thread=thread, seq__lt=first)
+    before = {
+        "answers": earlier.filter(type=MessageType.AI).count(),
+        "turns": earlier.filter(type=MessageType.HUMAN).count(),
+    }
     around = MessageRender.objects.filter(thread=thread, problems__gt=0).aggregate(
         previous=Max("window", filter=Q(window__lt=current)), next=Min("window", filter=Q(window__gt=current))
     )
