@@ -12,14 +12,21 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Case, F, Max, Min, Q, TextField, When
+from django.db.models import Case, F, JSONField, Max, Min, Q, TextField, When
 
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread, ThreadSource
 from knowledgeweb.threads.rendering.version import render_is_servable
 from knowledgeweb.threads.selectors import thread_outline, thread_renders
 
-__all__ = ["ThreadWindow", "message_hits_html", "thread_places", "thread_window", "window_questions"]
+__all__ = [
+    "SourcePlace",
+    "ThreadWindow",
+    "message_hits_html",
+    "thread_places",
+    "thread_window",
+    "window_questions",
+]
 
 #: What a window reads of each stored render: never the evidence records, the panel entries,
 #: the export or the text, and only what the page sends of the HTML (``page``).
@@ -100,18 +107,43 @@ def thread_window(*, thread: Thread, number: int | None = None) -> ThreadWindow:
     )
 
 
-def thread_places(*, thread: Thread, handles: Collection[str], window: int) -> list[ThreadSource]:
+@dataclass(frozen=True, slots=True)
+class SourcePlace:
+    """Where a source of the window lives (a ``ThreadSource`` row, read as values)."""
+
+    pk: int
+    handle: str
+    kind: str
+    message_id: UUID
+    #: The tool that retrieved it (it names the search in a citation's reason), never its content.
+    message_name: str
+    seq: int
+    position: int
+    window: int
+    entry: list[str]
+    #: The validated source's fields; read only for the handles the window names (null else).
+    evidence: dict[str, object] | None
+
+
+_PLACE_FIELDS = ("pk", "handle", "kind", "message_id", "message__name", "seq", "position", "window", "entry")
+
+
+def thread_places(*, thread: Thread, handles: Collection[str], window: int) -> list[SourcePlace]:
     """The places of the sources a window names (``handles``) and of those its tool messages
     returned, in retrieval order (two queries, each on an index: an OR of the two would read
-    every place of the thread)."""
-    # The tool's name only (it names the search in a citation's reason), never its content.
-    fields = [f.name for f in ThreadSource._meta.concrete_fields] + ["message__name", "message__id"]
-    rows = ThreadSource.objects.filter(thread=thread).select_related("message").only(*fields)
-    found = {place.pk: place for place in rows.filter(window=window)}
-    if handles:
+    every place of the thread). Only the sources ``handles`` names carry their evidence: the
+    rest are panel entries the window's tool messages retrieved, never decoded further."""
+    named = sorted(handles)
+    evidence = Case(
+        When(handle__in=named, then=F("evidence")), default=None, output_field=JSONField(null=True)
+    )
+    rows = ThreadSource.objects.filter(thread=thread).annotate(named_evidence=evidence)
+    fields = (*_PLACE_FIELDS, "named_evidence")
+    found = {row[0]: SourcePlace(*row) for row in rows.filter(window=window).values_list(*fields)}
+    if named:
         # Those of this window are read above already (each row is read and decoded once).
-        for place in rows.filter(handle__in=sorted(handles)).exclude(window=window):
-            found.setdefault(place.pk, place)
+        for row in rows.filter(handle__in=named).exclude(window=window).values_list(*fields):
+            found.setdefault(row[0], SourcePlace(*row))
     return sorted(found.values(), key=lambda place: (place.seq, place.position))
 
 

@@ -21,7 +21,7 @@ from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import evidence_from_json
 from knowledgeweb.threads.models import MessageRender, MessageType, Thread, ThreadSource
 from knowledgeweb.threads.rendering.sources import source_entry
-from knowledgeweb.threads.windowing import ThreadWindow, thread_places
+from knowledgeweb.threads.windowing import SourcePlace, ThreadWindow, thread_places
 from knowledgeweb.threads.windows import window_href
 from knowledgeweb.web.rendering.thread import (
     Issue,
@@ -55,8 +55,8 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
             elif citation.get("state") == "unresolved":
                 needed.update(_REASON_HANDLE.findall(_page(render)))
     places = thread_places(thread=thread, handles=needed, window=window.number)
-    found: dict[str, ThreadSource] = {}
-    failed: dict[str, ThreadSource] = {}
+    found: dict[str, SourcePlace] = {}
+    failed: dict[str, SourcePlace] = {}
     for place in places:
         (found if place.kind == ThreadSource.FOUND else failed).setdefault(place.handle, place)
     reasons_found = {h: _retrieval(p, window.number) for h, p in found.items()}
@@ -152,7 +152,7 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited_entries, issues=tuple(issues))
 
 
-def _evidence(place: ThreadSource) -> Evidence | None:
+def _evidence(place: SourcePlace) -> Evidence | None:
     record = place.evidence
     return evidence_from_json(record) if isinstance(record, dict) else None
 
@@ -163,10 +163,10 @@ def _page(render: MessageRender) -> str:
     return render.html if page is None else str(page)
 
 
-def _retrieval(place: ThreadSource, current: int) -> _Retrieval:
+def _retrieval(place: SourcePlace, current: int) -> _Retrieval:
     anchor = f"message-{_uuid(place.message_id)}"
     href = f"#{anchor}" if place.window == current else window_href(place.window, anchor)
-    return _Retrieval(place.seq, href, f"the {place.message.name or 'tool'} result, message {place.seq}")
+    return _Retrieval(place.seq, href, f"the {place.message_name or 'tool'} result, message {place.seq}")
 
 
 def _uuid(value: UUID | str) -> str:
