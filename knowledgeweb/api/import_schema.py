@@ -1,7 +1,7 @@
 """The OpenAPI description of one imported message, in each shape the import reads.
 
 The schema documents; it does not validate. ``thread_import`` reads every message
-itself (``knowledgeweb.threads.shapes``), so that an error names the message by its
+itself (``knowledgeweb.threads.interchange.shapes``), so that an error names the message by its
 position ("message 57: ...") and so the shapes it accepts can grow without a schema
 change refusing them first. The description is therefore never stricter than the
 reader: LangChain shapes require ``type``, OpenAI and Anthropic shapes ``role``, and unknown

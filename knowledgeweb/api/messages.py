@@ -20,9 +20,9 @@ from knowledgeweb.api.text import (
     json_text_problem,
 )
 from knowledgeweb.threads.errors import MessageInvalidError
+from knowledgeweb.threads.interchange.shapes import content_text, read_message
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import message_append
-from knowledgeweb.threads.shapes import content_text, read_message
 from knowledgeweb.threads.text import MAX_JSON_DEPTH, json_depth
 
 MessageTypeName = Literal["human", "ai", "tool", "system"]

@@ -43,17 +43,18 @@ from knowledgeweb.review.access import thread_access, thread_get_for_review_read
 from knowledgeweb.review.exports import export_with_review
 from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
+from knowledgeweb.threads.interchange.export import thread_export
+from knowledgeweb.threads.interchange.imports import thread_import_body
+from knowledgeweb.threads.interchange.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
     MAX_SEARCH_CHARS,
     thread_citations,
-    thread_export,
     thread_messages,
     thread_page_for_owner,
 )
-from knowledgeweb.threads.services import thread_create, thread_import_body
-from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
+from knowledgeweb.threads.services import thread_create
 
 router = Router(tags=["threads"])
 

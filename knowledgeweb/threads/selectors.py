@@ -23,14 +23,8 @@ from knowledgeweb.threads.evidence import evidence_from_json, evidence_to_json, 
 from knowledgeweb.threads.evidence import unsigned_handles as _unsigned
 from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
 from knowledgeweb.threads.rendering import version
-from knowledgeweb.threads.rendering.export import (
-    ThreadExport,
-    export_document,
-    export_format_check,
-)
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.reports import MessageCitations, messages_citations
-from knowledgeweb.threads.tallies import TALLY_FIELDS
 from knowledgeweb.threads.windows import problem_count, tool_brief
 
 __all__ = [
@@ -41,7 +35,6 @@ __all__ = [
     "renders_evidence",
     "thread_answer_number",
     "thread_citations",
-    "thread_export",
     "thread_get_for_owner",
     "thread_get_for_reader",
     "thread_list_for_owner",
@@ -301,17 +294,6 @@ def thread_citations(*, thread: Thread) -> list[MessageCitations]:
     # instance left it; a re-render sets it again.
     renders = thread_renders(thread=thread, messages=messages)
     return messages_citations(messages, renders, numbers=thread.source_numbers)
-
-
-def thread_export(*, thread: Thread, format: str) -> ThreadExport:
-    """Export ``thread`` as ``json`` (its messages as stored) or ``markdown`` (from their renders)."""
-    known = export_format_check(format)
-    messages = thread_messages(thread=thread, with_artifacts=known == "json")
-    if known == "markdown":
-        # The header's tally: the counters move in SQL on each write, not on this instance.
-        thread.refresh_from_db(fields=list(TALLY_FIELDS))
-    renders = thread_renders(thread=thread, messages=messages) if known == "markdown" else {}
-    return export_document(thread=thread, format=known, messages=messages, renders=renders)
 
 
 # --- Stored renders -------------------------------------------------------------------------------

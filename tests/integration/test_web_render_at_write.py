@@ -30,11 +30,12 @@ from knowledgeweb.knowledge import (
 from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads import selectors
 from knowledgeweb.threads.evidence import validation_counter
+from knowledgeweb.threads.interchange.imports import thread_import
 from knowledgeweb.threads.models import MessageRender, Thread
 from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
-from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services import messages as message_services
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.web.rendering.thread import render_thread
