@@ -9,7 +9,7 @@ from ninja import Field, Schema
 
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.schemas.text import NonBlankText, StorableInput, Text
-from knowledgeweb.composer.services import EXTRACTIVE
+from knowledgeweb.composer.turn import EXTRACTIVE
 
 
 class AskIn(StorableInput):
