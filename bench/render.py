@@ -123,12 +123,13 @@ def main() -> int:
 
     from knowledgeweb.knowledge.linkgrammar import parse_counter
     from knowledgeweb.threads.evidence import validation_counter
+    from knowledgeweb.threads.interchange.imports import thread_import
     from knowledgeweb.threads.models import Message, MessageRender
     from knowledgeweb.threads.rendering import version
     from knowledgeweb.threads.rendering.markdown import markdown_to_html
     from knowledgeweb.threads.rendering.pipeline import render_counter
     from knowledgeweb.threads.rendering.sanitizer import sanitize_html
-    from knowledgeweb.threads.services import message_append, thread_import
+    from knowledgeweb.threads.services import message_append
     from knowledgeweb.threads.services.renders import thread_rerender
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")

@@ -13,8 +13,8 @@ import re
 from django.contrib.auth.models import User
 
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.threads.interchange.imports import thread_import
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.services import thread_import
 
 #: A handle no search returned: a citation of it has no source (one of the walk's stops).
 NOWHERE = "knowledge-source-" + "e" * 32

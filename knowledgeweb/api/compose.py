@@ -8,88 +8,34 @@ response reports how many of its citations resolve and why the others do not.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
+from ninja import Router, Status
 
 from knowledgeweb.answers.errors import AnswerError
-from knowledgeweb.answers.services import MAX_QUESTION_CHARS
 from knowledgeweb.api.auth import rate_limit_key, request_user
-from knowledgeweb.api.text import NonBlankText, StorableInput, Text
-from knowledgeweb.composer.services import EXTRACTIVE, turn_prepare, turn_run
+from knowledgeweb.api.schemas.ask import AskIn, AskOut
+from knowledgeweb.api.schemas.errors import ErrorOut
+from knowledgeweb.composer.services import turn_prepare, turn_run
 from knowledgeweb.review.access import thread_get_for_writer
 
 router = Router(tags=["threads"])
-
-
-class AskIn(StorableInput):
-    question: NonBlankText = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    binding: Text = Field(min_length=1, max_length=100, description="The knowledge binding to search with.")
-    answer_model: Text = Field(
-        default=EXTRACTIVE,
-        min_length=1,
-        max_length=100,
-        description="'extractive' (quoted sentences, the default) or the name of an answer model you may use.",
-    )
-    agent_name: Text = Field(default="", max_length=100)
-
-
-class CitationCountsOut(Schema):
-    total: int
-    resolved: int
-    unresolved: int
-    malformed: int
-    by_reason: dict[str, int] = Field(
-        description="Citations that do not resolve, by reason: no_such_evidence, evidence_only_later, "
-        "evidence_unsigned, malformed."
-    )
-
-
-class AskOut(Schema):
-    thread_id: UUID
-    message_id: UUID = Field(description="The assistant message written for this turn.")
-    status: Literal["answered", "failed"] = Field(
-        description="'failed': the answer model delivered no complete answer; the turn is recorded with an "
-        "error message saying why (code, detail) and no partial answer."
-    )
-    composer: str
-    code: str = Field(
-        description="'answered', or why not: model_timeout, model_auth, model_not_found, model_rate_limited, "
-        "model_server_error, model_rejected, model_unreachable, model_redirect_refused, model_too_large, "
-        "model_bad_response, model_stream_truncated, model_length_limit, model_empty_answer, context_over_budget, "
-        "model_answer_too_long, model_bad_text, model_answer_over_quota."
-    )
-    detail: str
-    citations: CitationCountsOut
-    context: dict[str, Any] = Field(
-        description="What was sent: characters of evidence against the budget, sources sent and dropped "
-        "(oldest first), conversation turns sent and dropped."
-    )
-
-
-class AskErrorOut(Schema):
-    detail: str
-    code: str = Field(
-        default="",
-        description="ask_binding, ask_question, ask_provider or ask_quota when the turn was refused "
-        "(absent for authentication and request-validation errors).",
-    )
 
 
 @router.post(
     "/{thread_id}/ask",
     response={
         200: AskOut,
-        400: AskErrorOut,
-        401: AskErrorOut,
-        413: AskErrorOut,
-        403: AskErrorOut,
-        404: AskErrorOut,
-        422: AskErrorOut,
-        424: AskErrorOut,
-        429: AskErrorOut,
+        400: ErrorOut,
+        401: ErrorOut,
+        413: ErrorOut,
+        403: ErrorOut,
+        404: ErrorOut,
+        422: ErrorOut,
+        424: ErrorOut,
+        429: ErrorOut,
     },
     summary="Ask a follow-up question in a thread",
 )

@@ -11,164 +11,33 @@ thread) and a stable ``code``; like every domain error they become JSON in
 from __future__ import annotations
 
 from typing import Any, Literal
-from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Query, Router, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import NonBlankText, StorableInput, Text
-from knowledgeweb.bindings.choices import BindingTool
-from knowledgeweb.providers.errors import ProviderErrorCode
-from knowledgeweb.providers.registry import all_query_modes, provider_specs
+from knowledgeweb.api.schemas.errors import ErrorOut, InvalidOut, ProviderErrorOut
+from knowledgeweb.api.schemas.knowledge import (
+    CapabilitiesOut,
+    CapabilitiesQuery,
+    CapabilityOut,
+    ScopeSelectionIn,
+    SearchIn,
+    SearchOut,
+)
 from knowledgeweb.providers.selection import DatasetSelection
 from knowledgeweb.retrieval import retrieval_capabilities, retrieval_search
 from knowledgeweb.review.access import thread_get_for_writer
 
 router = Router(tags=["knowledge"])
 
-#: Every query mode a provider offers (the registry's); a binding's own are checked by the service.
-QUERY_MODES = all_query_modes()
-#: The retrieval tools a binding can offer: the only values ``tool`` takes.
-TOOLS = tuple(BindingTool.values)
-
-
-def _modes_by_provider() -> str:
-    """The modes each provider's tools take, from the registry, for the schema's description."""
-    lines = []
-    without = []
-    for spec in provider_specs():
-        if spec.modes is None:
-            without.append(spec.label)
-            continue
-        tools = "; ".join(
-            f"{tool}: {', '.join(modes)} (default {spec.modes.default_modes.get(tool, 'none')})"
-            for tool, modes in spec.modes.tool_modes.items()
-        )
-        lines.append(f"{spec.label}: {tools}.")
-    if without:
-        lines.append(f"{', '.join(without)}: no modes; a search naming one answers 422 mode_not_supported.")
-    return " ".join(lines)
-
-
-Input = StorableInput
-
-
-class ErrorOut(Schema):
-    detail: str
-
-
-class KnowledgeErrorOut(Schema):
-    detail: str
-    code: str = Field(
-        description="A stable reason, e.g. forbidden, invalid_request, binding_unavailable, invalid_scope."
-    )
-
-
-class InvalidOut(Schema):
-    detail: str
-    code: str | None = Field(
-        default=None,
-        description="mode_not_allowed or mode_not_supported for a query mode the binding refuses "
-        "(nothing was sent upstream); absent for a body that fails the schema.",
-    )
-    errors: list[dict[str, Any]] | None = Field(default=None, description="The schema's findings.")
-
-
-class ProviderErrorOut(Schema):
-    detail: str
-    code: ProviderErrorCode = Field(
-        description="Why the provider failed: provider_timeout (the binding's timeout, one deadline for "
-        "the whole search, ran out), provider_unreachable, provider_auth (the key was rejected), "
-        "provider_rate_limited (HTTP 429), provider_server_error (HTTP 5xx), provider_bad_response "
-        "(not the documented answer), provider_rejected (the provider refused the query or selection), "
-        "provider_redirect_refused, provider_too_large (over 4 MiB), provider_misconfigured, "
-        "provider_adapter_error."
-    )
-
-
-class CapabilityOut(Schema):
-    binding: str
-    provider: str
-    tool: str
-    operations: list[str]
-    scope: Literal["all", "selected"]
-    top_k: int
-    query_modes: list[str] = Field(
-        description="LightRAG: the query modes a search of this tool may name in 'mode'; empty otherwise."
-    )
-    default_mode: str | None = Field(
-        description="LightRAG: the mode used when a search names none; null for other providers."
-    )
-
-
-class CapabilitiesQuery(Schema):
-    agent_name: Text = Field("", max_length=100, description="The agent whose bindings to list.")
-
-
-class CapabilitiesOut(Schema):
-    agent_name: str
-    tools: list[CapabilityOut]
-
-
-class DatasetSelectionIn(Input):
-    dataset_id: Text = Field(min_length=1, max_length=256)
-    document_ids: list[Text] = Field(
-        default_factory=list, description="Empty: the whole dataset. At most 1000 documents in all."
-    )
-
-
-class ScopeSelectionIn(Input):
-    datasets: list[DatasetSelectionIn] = Field(min_length=1)
-
-
-class SearchIn(Input):
-    tool: Literal[TOOLS] = Field(  # type: ignore[valid-type]
-        description="knowledge_search or entity_relations_search (LightRAG only)."
-    )
-    query: NonBlankText = Field(min_length=1, description="What to search for; blank queries are refused.")
-    agent_name: Text = Field(default="", max_length=100)
-    binding: Text | None = Field(
-        default=None,
-        description="The binding to use. Needed when several of your bindings offer the tool: "
-        "one request uses exactly one binding, so selections never mix providers.",
-    )
-    scope: Literal["all"] | ScopeSelectionIn | None = Field(
-        default=None,
-        description="Omitted or 'all': the binding's own scope. A selection narrows a RAGFlow binding's "
-        "scope (never widens it); LightRAG and the local index refuse any selection.",
-    )
-    thread_id: UUID | None = Field(
-        default=None, description="Append the result to this thread as a tool message."
-    )
-    mode: Literal[QUERY_MODES] | None = Field(  # type: ignore[valid-type]
-        default=None,
-        description="The query mode, one of the binding's allowed modes (see /knowledge/capabilities). "
-        "Omitted: the binding's default, else the provider's. A mode the binding does not allow "
-        "answers 422 mode_not_allowed and nothing is sent upstream. By provider: " + _modes_by_provider(),
-    )
-
-
-class SearchOut(Schema):
-    content: str
-    artifact: dict[str, Any] | None = Field(
-        description='The evidence; for a failure recorded in a thread, {"error": {"code": ...}}.'
-    )
-    status: Literal["success", "error"]
-    binding: str
-    provider: str
-    message_id: UUID | None = None
-    error_code: ProviderErrorCode | None = Field(
-        default=None, description="Why the provider failed, when status is error; null otherwise."
-    )
-
 
 _AUTH_ERRORS: dict[int, Any] = {401: ErrorOut}
 _ERRORS: dict[int, Any] = {
     **_AUTH_ERRORS,
-    400: KnowledgeErrorOut,
-    403: KnowledgeErrorOut,
+    400: ErrorOut,
+    403: ErrorOut,
     404: ErrorOut,
     413: ErrorOut,
     422: InvalidOut,

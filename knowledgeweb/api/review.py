@@ -7,17 +7,17 @@ domain errors become JSON in ``knowledgeweb.api.main``. Whoever may not read the
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
 from django.http import HttpRequest
-from ninja import Field, Path, Router, Schema
+from ninja import Path, Router
 
 from knowledgeweb.api.auth import rate_limit_key, request_user
-from knowledgeweb.api.text import StorableInput, Text
+from knowledgeweb.api.schemas.errors import ErrorOut
+from knowledgeweb.api.schemas.review import ItemOut, QueueOut, ReviewOut, VerdictIn, VerdictOut
 from knowledgeweb.review.access import thread_access
-from knowledgeweb.review.models import NOTE_MAX_CHARS, ItemKind
+from knowledgeweb.review.models import ItemKind
 from knowledgeweb.review.reading import guidelines_html
 from knowledgeweb.review.selectors import ItemVerdicts, VerdictView, thread_review
 from knowledgeweb.review.services import verdict_record
@@ -25,88 +25,8 @@ from knowledgeweb.review.services import verdict_record
 router = Router(tags=["review"])
 
 
-class DeleteQuery(Schema):
-    """``DELETE /api/threads/{id}``'s confirmation that reviewers' verdicts go with the thread."""
-
-    confirm_verdicts: int | None = Field(
-        None,
-        ge=0,
-        description="How many reviewers' verdicts the thread holds (409 names it): they go with it.",
-    )
-
-
-class ReviewErrorOut(Schema):
-    detail: str
-    code: str
-
-
-class VerdictIn(StorableInput):
-    verdict: Text = Field(
-        max_length=64,
-        description=(
-            "A citation: supports, partly_supports, does_not_support, cant_tell. "
-            "An answer: acceptable, needs_changes, unacceptable."
-        ),
-    )
-    note: Text = Field(
-        "", description=f"Plain text, at most {NOTE_MAX_CHARS} characters; shown escaped, never as markup."
-    )
-
-
-class VerdictOut(Schema):
-    id: int
-    kind: str
-    message_id: UUID
-    position: int = Field(description="The citation's number in its answer, from 1; 0 for an answer.")
-    href: str
-    label: str
-    verdict: str
-    note: str
-    reviewer: str
-    created_at: datetime
-
-
-class ItemOut(Schema):
-    key: str
-    kind: str
-    message_id: UUID
-    position: int
-    answer: int = Field(description="The answer's number among the thread's answers.")
-    state: str = Field(description="resolved, unresolved or malformed for a citation; answer for an answer.")
-    href: str
-    label: str
-    label_mismatch: bool
-    uncited: bool
-    judgeable: bool
-    allowed: list[str] = Field(description="The verdicts this item takes, in key order (empty: none).")
-    verdicts: list[VerdictOut] = Field(description="Every verdict you may see, oldest first.")
-    mine: VerdictOut | None = Field(description="Your latest verdict, the one that counts.")
-    hidden: int = Field(description="Reviewers whose verdicts stay hidden until you judge this item.")
-
-
-class QueueOut(Schema):
-    id: int
-    name: str
-    guidelines_html: str = Field(description="The queue's guidelines, rendered and sanitized.")
-
-
-class ReviewOut(Schema):
-    thread_id: UUID
-    role: str = Field(description="owner, lead or reviewer.")
-    reviews: bool = Field(description="Whether you record verdicts on this thread.")
-    sees_all: bool = Field(description="Whether you see every reviewer's verdicts (the lead).")
-    judged: int
-    judgeable: int
-    counts: dict[str, int]
-    queues: list[QueueOut]
-    items: list[ItemOut]
-    orphaned: list[VerdictOut] = Field(
-        description="Verdicts whose item no longer matches (position, href and label): never moved."
-    )
-
-
-_ERRORS: dict[int, Any] = {401: ReviewErrorOut, 403: ReviewErrorOut, 404: ReviewErrorOut, 422: ReviewErrorOut}
-_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ReviewErrorOut, 413: ReviewErrorOut}
+_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+_WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ErrorOut, 413: ErrorOut}
 
 
 def _verdict_out(verdict: VerdictView) -> VerdictOut:

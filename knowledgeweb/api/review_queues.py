@@ -3,106 +3,34 @@ final verdicts and the dataset export. Same auth, limits and JSON errors as the 
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
-from uuid import UUID
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import reverse
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Query, Router, Status
 
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.text import StorableInput, Text
+from knowledgeweb.api.schemas.errors import ErrorOut
+from knowledgeweb.api.schemas.review import (
+    AgreementOut,
+    DatasetExportQuery,
+    DisputedOut,
+    FinalVerdictIn,
+    FinalVerdictOut,
+    NextOut,
+    ReviewerProgressOut,
+    ReviewQueueOut,
+)
 from knowledgeweb.review.adjudication import final_verdict_record, queue_get_for_reviewer
 from knowledgeweb.review.agreement import queue_agreement, visible_judgements
 from knowledgeweb.review.dataset import CONTENT_TYPES, export_format, export_lines
-from knowledgeweb.review.models import NOTE_MAX_CHARS, ReviewQueue
+from knowledgeweb.review.models import ReviewQueue
 from knowledgeweb.review.queueing import queue_next, queue_progress, queues_for_reviewer
 
 router = Router(tags=["review queues"])
 
 
-class QueueErrorOut(Schema):
-    detail: str
-    code: str
-
-
-_ERRORS: dict[int, Any] = {401: QueueErrorOut, 403: QueueErrorOut, 404: QueueErrorOut, 422: QueueErrorOut}
-
-
-class ReviewerProgressOut(Schema):
-    reviewer: str
-    items_judged: int
-
-
-class ReviewQueueOut(Schema):
-    id: int
-    name: str
-    description: str
-    overlap: int = Field(description="How many different reviewers must judge each item.")
-    reservation_minutes: int
-    lead: str | None
-    items: int
-    items_done: int = Field(description="Items judged by at least `overlap` reviewers.")
-    threads: int
-    threads_done: int
-    states: dict[str, int] = Field(
-        description="Threads per state: needs review, in review, needs others, done."
-    )
-    per_reviewer: list[ReviewerProgressOut]
-
-
-class NextOut(Schema):
-    thread_id: UUID
-    title: str
-    expires_at: datetime
-    review_url: str = Field(description="The thread's page in review mode.")
-
-
-class DisputedOut(Schema):
-    thread_id: UUID
-    message_id: UUID
-    kind: Literal["citation", "answer"]
-    position: int
-    label: str
-    href: str
-    verdicts: dict[str, str] = Field(
-        description=(
-            "Each reviewer's latest verdict, by username: all for the lead, else only once I judged "
-            "the item myself (blind by default)."
-        )
-    )
-    final: str | None
-
-
-class AgreementOut(Schema):
-    reviewers: list[str]
-    units: int = Field(description="Citations judged by at least one reviewer.")
-    alpha: float | None = Field(description="Krippendorff's alpha, nominal; null when undefined.")
-    kappa: float | None = Field(description="Cohen's kappa, only when exactly two reviewers judged.")
-    disputed: list[DisputedOut]
-
-
-class FinalVerdictIn(StorableInput):
-    message_id: UUID
-    kind: Literal["citation", "answer"]
-    position: int = Field(ge=0)
-    verdict: Text
-    note: Text = Field(default="", max_length=NOTE_MAX_CHARS)
-
-
-class FinalVerdictOut(Schema):
-    id: int
-    message_id: UUID
-    kind: str
-    position: int
-    verdict: str
-    note: str
-    created_at: datetime
-
-
-class ExportQuery(Schema):
-    format: Text = Field("jsonl", description="jsonl or csv")
+_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
 def _names(queue: ReviewQueue) -> dict[int, str]:
@@ -133,7 +61,7 @@ def queue_out(queue: ReviewQueue) -> ReviewQueueOut:
     )
 
 
-@router.get("", response={200: list[ReviewQueueOut], 401: QueueErrorOut}, summary="My review queues")
+@router.get("", response={200: list[ReviewQueueOut], 401: ErrorOut}, summary="My review queues")
 def list_queues(request: HttpRequest) -> list[ReviewQueueOut]:
     """The queues I review in or lead, each with its progress."""
     queues = queues_for_reviewer(user=request_user(request)).select_related("lead")
@@ -142,7 +70,7 @@ def list_queues(request: HttpRequest) -> list[ReviewQueueOut]:
 
 @router.post(
     "/{queue_id}/next",
-    response={200: NextOut, 204: None, 429: QueueErrorOut, **_ERRORS},
+    response={200: NextOut, 204: None, 429: ErrorOut, **_ERRORS},
     summary="Reserve my next thread",
 )
 def next_thread(request: HttpRequest, queue_id: int) -> Status:
@@ -200,7 +128,7 @@ def agreement(request: HttpRequest, queue_id: int) -> AgreementOut:
 
 @router.post(
     "/{queue_id}/final-verdicts",
-    response={201: FinalVerdictOut, 400: QueueErrorOut, 429: QueueErrorOut, **_ERRORS},
+    response={201: FinalVerdictOut, 400: ErrorOut, 429: ErrorOut, **_ERRORS},
     summary="Record the lead's final verdict on a disputed item",
 )
 def final_verdict(request: HttpRequest, queue_id: int, body: FinalVerdictIn) -> Status:
@@ -246,7 +174,7 @@ def final_verdict(request: HttpRequest, queue_id: int, body: FinalVerdictIn) -> 
         }
     },
 )
-def export(request: HttpRequest, queue_id: int, query: Query[ExportQuery]) -> HttpResponse:
+def export(request: HttpRequest, queue_id: int, query: Query[DatasetExportQuery]) -> HttpResponse:
     queue = queue_get_for_reviewer(user=request_user(request), queue_id=queue_id)
     format = export_format(query.format)
     response = StreamingHttpResponse(export_lines(queue, format), content_type=CONTENT_TYPES[format])

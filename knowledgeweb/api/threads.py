@@ -7,33 +7,33 @@ errors become JSON 4xx responses in ``knowledgeweb.api.main``.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlencode
 from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Query, Router, Status
 from ninja.errors import HttpError, ValidationError
-from pydantic import AfterValidator, ConfigDict, WithJsonSchema
 from pydantic import ValidationError as PydanticValidationError
 
 from knowledgeweb.api.auth import rate_limit, request_user
-from knowledgeweb.api.import_schema import IMPORT_MESSAGE_SCHEMA, KEYS
-from knowledgeweb.api.messages import MessageIn, message_record
-from knowledgeweb.api.review import DeleteQuery
-from knowledgeweb.api.text import (
-    NO_NUL_PATTERN,
-    StorableInput,
-    Text,
+from knowledgeweb.api.messages import message_record
+from knowledgeweb.api.schemas.errors import ErrorOut
+from knowledgeweb.api.schemas.imports import ImportIn, import_body_schema
+from knowledgeweb.api.schemas.messages import MessageIn
+from knowledgeweb.api.schemas.text import (
     json_path,
     json_text_problem,
-    storable,
 )
-from knowledgeweb.api.thread_out import (
+from knowledgeweb.api.schemas.threads import (
     CitationReportOut,
+    DeleteQuery,
+    ExportQuery,
     MessageCitationsOut,
     MessageOut,
     ThreadDetailOut,
+    ThreadIn,
+    ThreadListQuery,
     ThreadOut,
     citation_out,
     message_out,
@@ -43,112 +43,18 @@ from knowledgeweb.review.access import thread_access, thread_get_for_review_read
 from knowledgeweb.review.exports import export_with_review
 from knowledgeweb.review.services import thread_delete_counted
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
+from knowledgeweb.threads.interchange.export import thread_export
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
     CURSOR_PATTERN,
-    MAX_SEARCH_CHARS,
     thread_citations,
-    thread_export,
     thread_messages,
     thread_page_for_owner,
 )
-from knowledgeweb.threads.services import thread_create, thread_import_body
-from knowledgeweb.threads.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
+from knowledgeweb.threads.services import thread_create
 
 router = Router(tags=["threads"])
-
-
-class ErrorOut(Schema):
-    detail: str
-
-
-Input = StorableInput
-
-
-class ThreadIn(Input):
-    title: Text = Field(min_length=1, max_length=200)
-    agent_name: Text = Field(default="", max_length=100)
-
-
-class ImportIn(Input):
-    """The object form of an import body. Other keys (an OpenAI or Anthropic request's ``model``,
-    its ``system`` prompt...) are allowed; see the operation for every accepted shape."""
-
-    model_config = ConfigDict(extra="allow")
-
-    title: (
-        Annotated[
-            str,
-            Field(min_length=1, max_length=200),
-            AfterValidator(storable),
-            Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
-        ]
-        | None
-    ) = Field(default=None, description="Default: the first human message's text.")
-    agent_name: Text = Field(default="", max_length=100)
-    # Described for OpenAPI, read by thread_import (see knowledgeweb.api.import_schema).
-    messages: list[Annotated[Any, WithJsonSchema(IMPORT_MESSAGE_SCHEMA)]] = Field(
-        description=IMPORT_MESSAGES_DOC
-    )
-
-
-def _import_body_schema() -> dict[str, Any]:
-    # Its definitions (JsonValue) are the document's components, where MessageIn puts them too.
-    thread = ImportIn.model_json_schema(ref_template="#/components/schemas/{model}")
-    thread.pop("$defs", None)
-    thread["title"] = "Messages with a title"
-    any_object = {"type": "object", "propertyNames": KEYS, "additionalProperties": True}
-    return {
-        "description": IMPORT_BODIES_DOC,
-        "anyOf": [
-            thread,
-            {
-                "title": "A bare list of messages, a LangGraph /history list or a list of state values",
-                "type": "array",
-                "items": any_object,
-            },
-            {
-                "title": "A LangGraph Platform thread state",
-                "type": "object",
-                "propertyNames": KEYS,
-                "properties": {"values": any_object},
-                "required": ["values"],
-            },
-            {
-                "title": "An OpenAI Responses request",
-                "type": "object",
-                "propertyNames": KEYS,
-                "properties": {"input": {"type": "array", "items": any_object}},
-                "required": ["input"],
-            },
-            {
-                "title": "A LangServe response",
-                "type": "object",
-                "propertyNames": KEYS,
-                "required": ["output"],
-            },
-        ],
-    }
-
-
-class ThreadListQuery(Schema):
-    limit: int = Field(50, ge=1, le=200, description="Threads per page (1-200).")
-    cursor: str = Field(
-        "",
-        pattern=f"{CURSOR_PATTERN}|^$",
-        description="The `X-Next-Cursor` of the previous page; empty for the first page.",
-    )
-    q: Text = Field(
-        "",
-        max_length=MAX_SEARCH_CHARS,
-        description="Case-insensitive text to find in the title or in any human, AI or system message.",
-    )
-
-
-class ExportQuery(Schema):
-    """``GET /{thread_id}/export``'s ``format``, read by the operation itself (not declared)."""
-
-    format: Literal["json", "markdown"] = "json"
 
 
 _AUTH_ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut}
@@ -214,7 +120,7 @@ def create_thread(request: HttpRequest, payload: ThreadIn) -> Status[ThreadOut]:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": _import_body_schema()}},
+            "content": {"application/json": {"schema": import_body_schema()}},
         }
     },
 )

@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
+from knowledgeweb.bindings.access_form import AccessFormMixin
 from knowledgeweb.bindings.connection_test import ConnectionTestResult
-from knowledgeweb.bindings.forms import AccessFormMixin
 
 
 def access_context(

@@ -14,8 +14,9 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from knowledgeweb.bindings.access import serves_column
+from knowledgeweb.bindings.access_form import AGENT_NAMES_HELP, AccessFormMixin
 from knowledgeweb.bindings.admin_support import access_context, report_connection_test
-from knowledgeweb.bindings.forms import AGENT_NAMES_HELP, AccessFormMixin, LinesField
+from knowledgeweb.bindings.form_fields import LinesField
 from knowledgeweb.bindings.rules import timeout_ceiling
 from knowledgeweb.composer.connection_test import answer_model_connection_test
 from knowledgeweb.composer.models import AnswerModel

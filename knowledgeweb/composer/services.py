@@ -21,114 +21,47 @@ happened the answer is complete. Never half an answer (docs/decisions/0025-llm-c
 from __future__ import annotations
 
 import logging
-import re
-from collections import Counter
 from collections.abc import Generator, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
-from uuid import UUID
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.extractive import ExtractiveComposer
 from knowledgeweb.answers.services import MAX_QUESTION_CHARS, TOOL, question_title
 from knowledgeweb.composer.client import ChatServer
 from knowledgeweb.composer.errors import ModelError, ModelFault
+from knowledgeweb.composer.guard import AnswerGuard
 from knowledgeweb.composer.live import SentenceStream
 from knowledgeweb.composer.models import AnswerModel
-from knowledgeweb.composer.prompt import ContextOverBudgetError, Prompt, Turn, build_prompt
+from knowledgeweb.composer.prompt import ContextOverBudgetError, Turn, build_prompt
 from knowledgeweb.composer.reader import model_pieces
+from knowledgeweb.composer.recording import composer_label, composer_name, turn_record
 from knowledgeweb.composer.selectors import answer_model_get, answer_model_key
+from knowledgeweb.composer.turn import EXTRACTIVE, Event, PreparedTurn, TurnResult
 from knowledgeweb.knowledge import Evidence, read_sources
 from knowledgeweb.ops import ratelimit
 from knowledgeweb.retrieval import (
     RetrievalError,
     RetrievalInvalidError,
     RetrievalRefusedError,
-    SearchOutcome,
-    retrieval_record,
     retrieval_search,
 )
 from knowledgeweb.retrieval.service import TOOL_OUTPUT_LIMIT
-from knowledgeweb.threads.errors import MessageInvalidError, QuotaExceededError
-from knowledgeweb.threads.evidence import messages_sources, reason_code
-from knowledgeweb.threads.models import Message, MessageStatus, MessageType, Thread
+from knowledgeweb.threads.errors import QuotaExceededError
+from knowledgeweb.threads.evidence import messages_sources
+from knowledgeweb.threads.models import MessageStatus, MessageType, Thread
 from knowledgeweb.threads.quotas import quota_precheck
-from knowledgeweb.threads.selectors import thread_citations, thread_messages, thread_source_numbers
-from knowledgeweb.threads.services import message_append, thread_create
-from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
+from knowledgeweb.threads.selectors import thread_messages, thread_source_numbers
 from knowledgeweb.threads.text import unstorable_field
 
 logger = logging.getLogger(__name__)
 
-#: The composer choice that needs no configuration.
-EXTRACTIVE = "extractive"
 
 #: The rate limit every question counts against (``RATE_LIMIT_ASK``), per caller.
 ASK_LIMIT = "ask"
 #: Seconds between heartbeats on a streamed turn (an SSE comment): a WSGI server notices
 #: a client that went away only when it writes, so it writes at least this often.
 HEARTBEAT_SECONDS = 1.0
-
-
-@dataclass
-class PreparedTurn:
-    user: User
-    question: str
-    thread: Thread | None
-    agent_name: str
-    outcome: SearchOutcome
-    #: Every handle the answer may cite: earlier tool messages' evidence, then this turn's.
-    available: dict[str, Evidence]
-    model: AnswerModel | None = None
-    server: ChatServer | None = field(default=None, repr=False)
-    prompt: Prompt | None = None
-    #: A fault known before any model call (context over budget).
-    fault: ModelError | None = None
-    #: The numbers the thread's page gives the sources its answers already cite.
-    numbers: dict[str, int] = field(default_factory=dict)
-    #: The new thread's title (a follow-up keeps its thread's).
-    title: str = ""
-
-
-@dataclass(frozen=True)
-class CitationCounts:
-    total: int
-    resolved: int
-    unresolved: int
-    malformed: int
-    by_reason: dict[str, int]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "resolved": self.resolved,
-            "unresolved": self.unresolved,
-            "malformed": self.malformed,
-            "by_reason": self.by_reason,
-        }
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    thread_id: UUID
-    message_id: UUID
-    status: Literal["answered", "failed"]
-    composer: str
-    code: str
-    detail: str
-    citations: CitationCounts
-    context: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Event:
-    """``sentence`` (parts of the preview), ``heartbeat`` (the model is silent) or ``done`` (a TurnResult)."""
-
-    kind: Literal["sentence", "heartbeat", "done"]
-    data: Any
 
 
 def turn_prepare(
@@ -244,7 +177,7 @@ def turn_events(
     the generator before ``done`` cancels the model call and writes nothing.
     """
     live = SentenceStream(prepared.available, prepared.numbers) if preview else None
-    guard = _AnswerGuard(_composer_label(prepared))
+    guard = AnswerGuard(composer_label(prepared))
     fault = prepared.fault
     pieces: Iterator[str | None]
     if prepared.model is None:
@@ -290,8 +223,8 @@ def turn_events(
         for parts in live.finish() if live else ():
             yield Event("sentence", parts)
     else:
-        logger.warning("Answer model %s failed (%s): %s", _composer_name(prepared), fault.code, fault.message)
-    yield Event("done", _record(prepared, answer, fault))
+        logger.warning("Answer model %s failed (%s): %s", composer_name(prepared), fault.code, fault.message)
+    yield Event("done", turn_record(prepared, answer, fault))
 
 
 def turn_run(prepared: PreparedTurn) -> TurnResult:
@@ -329,160 +262,6 @@ def turn_ask(
             output_limit=output_limit,
         )
     )
-
-
-# A high surrogate at a piece's end may be the first half of a pair whose second half
-# comes in the next piece (a server that escapes text as JSON \u pairs may cut between them).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class _AnswerGuard:
-    """Accepts the answer piece by piece, refusing what the message store would refuse.
-
-    A piece that would take the answer past ``MAX_PROSE_CHARS`` or that holds a NUL or
-    a lone surrogate raises ``ModelError`` before any of it is relayed or kept.
-    """
-
-    def __init__(self, label: str) -> None:
-        self._label = label
-        self._pieces: list[str] = []
-        self._size = 0
-        self._held = ""
-
-    @property
-    def answer(self) -> str:
-        return "".join(self._pieces)
-
-    def accept(self, piece: str) -> str:
-        piece = self._held + piece
-        self._held = ""
-        if _SURROGATE.search(piece):
-            if "\ud800" <= piece[-1] <= "\udbff":
-                piece, self._held = piece[:-1], piece[-1]
-            # A pair cut between pieces (or escaped as two) becomes the character it encodes.
-            piece = piece.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-        self._check(piece)
-        if self._size + len(piece) > MAX_PROSE_CHARS:
-            raise ModelError(
-                ModelFault.ANSWER_TOO_LONG,
-                f"{self._label}'s answer passed {MAX_PROSE_CHARS:,} characters, the most an answer may hold; "
-                "reading stopped there and nothing of it was stored as the answer.",
-            )
-        self._size += len(piece)
-        self._pieces.append(piece)
-        return piece
-
-    def finish(self) -> None:
-        self._check(self._held)
-
-    def _check(self, piece: str) -> None:
-        problem = unstorable_field({"the answer": piece})
-        if problem is not None:
-            raise ModelError(
-                ModelFault.BAD_TEXT,
-                f"{self._label} sent text that cannot be stored: {problem} "
-                "Reading stopped there and nothing of it was stored as the answer.",
-            )
-
-
-def _composer_name(prepared: PreparedTurn) -> str:
-    return prepared.model.name if prepared.model is not None else EXTRACTIVE
-
-
-def _composer_label(prepared: PreparedTurn) -> str:
-    return prepared.server.label if prepared.server is not None else "The extractive composer"
-
-
-def _record(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> TurnResult:
-    """Write the turn; an answer the store or a quota refuses is recorded as a failure instead.
-
-    Only when not even the failure fits (a quota) is nothing written: ``AnswerError``.
-    """
-    try:
-        return _write(prepared, answer, fault)
-    except QuotaExceededError as exc:
-        if fault is not None:
-            raise AnswerError(str(exc), kind="quota") from exc
-        fault = ModelError(
-            ModelFault.ANSWER_OVER_QUOTA,
-            f"The answer ({len(answer):,} characters) was not stored: {exc}",
-        )
-    except MessageInvalidError as exc:
-        if fault is not None:
-            raise
-        fault = ModelError(ModelFault.BAD_TEXT, f"The answer was not stored: {exc}")
-    logger.warning(
-        "Answer of %s refused at write (%s): %s", _composer_name(prepared), fault.code, fault.message
-    )
-    try:
-        return _write(prepared, answer, fault)
-    except QuotaExceededError as exc:
-        raise AnswerError(str(exc), kind="quota") from exc
-
-
-def _write(prepared: PreparedTurn, answer: str, fault: ModelError | None) -> TurnResult:
-    model = prepared.model
-    meta: dict[str, Any] = {
-        "name": _composer_name(prepared),
-        "outcome": "answered" if fault is None else fault.code,
-    }
-    context: dict[str, Any] = {}
-    if model is not None:
-        meta["model"] = model.model
-        if prepared.prompt is not None:
-            context = prepared.prompt.metadata(model.context_budget)
-            meta["context"] = context
-    if fault is not None:
-        meta["partial_chars"] = len(answer)
-    # Admitted under the quota locks at write: past a quota, nothing of this attempt is written.
-    with transaction.atomic():
-        thread = prepared.thread or thread_create(
-            owner=prepared.user, title=prepared.title, agent_name=prepared.agent_name
-        )
-        message_append(thread=thread, type="human", content=prepared.question)
-        retrieval_record(thread=thread, outcome=prepared.outcome)
-        message = message_append(
-            thread=thread,
-            type="ai",
-            # The answer exactly as written; a failure is recorded as what it is, never as an answer.
-            content=answer if fault is None else fault.message,
-            artifact={"composer": meta},
-            status=MessageStatus.SUCCESS if fault is None else MessageStatus.ERROR,
-        )
-    counts = answer_citations(thread=thread, message=message) if fault is None else _NO_CITATIONS
-    return TurnResult(
-        thread_id=thread.id,
-        message_id=message.id,
-        status="answered" if fault is None else "failed",
-        composer=meta["name"],
-        code=meta["outcome"],
-        detail="" if fault is None else fault.message,
-        citations=counts,
-        context=context,
-    )
-
-
-_NO_CITATIONS = CitationCounts(total=0, resolved=0, unresolved=0, malformed=0, by_reason={})
-
-
-def answer_citations(*, thread: Thread, message: Message) -> CitationCounts:
-    """How many of one answer's citations resolve against the thread's evidence, and why the others do not."""
-    # The report stored with the message when it was written (render at write): no parse here.
-    for entry in thread_citations(thread=thread):
-        if entry.message.id == message.id:
-            states = Counter(c.state for c in entry.citations)
-            # A malformed citation's reason says how it is malformed; its code is the state's.
-            reasons = Counter(
-                reason_code(c.state, c.reason) for c in entry.citations if c.state != "resolved"
-            )
-            return CitationCounts(
-                total=len(entry.citations),
-                resolved=states["resolved"],
-                unresolved=states["unresolved"],
-                malformed=states["malformed"],
-                by_reason=dict(sorted(reasons.items())),
-            )
-    return _NO_CITATIONS
 
 
 def evidence_handles(available: Mapping[str, Evidence]) -> list[str]:

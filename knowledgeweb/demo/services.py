@@ -25,7 +25,8 @@ from django.db import transaction
 from knowledgeweb.bindings.choices import BindingScope
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.services import binding_create
-from knowledgeweb.composer.services import EXTRACTIVE, turn_ask
+from knowledgeweb.composer.services import turn_ask
+from knowledgeweb.composer.turn import EXTRACTIVE
 from knowledgeweb.environment import env_str
 from knowledgeweb.library.selectors import collection_by_name
 from knowledgeweb.library.services import IngestReport, paths_ingest

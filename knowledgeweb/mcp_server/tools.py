@@ -26,18 +26,14 @@ from django.http import HttpRequest
 from ninja.errors import ValidationError as NinjaValidationError
 from pydantic import BaseModel, Field, ValidationError
 
-from knowledgeweb.api.knowledge import SearchIn, SearchOut, search_run
+from knowledgeweb.api.knowledge import search_run
 from knowledgeweb.api.main import api
-from knowledgeweb.api.text import JsonObject, StorableInput, Text, storable
-from knowledgeweb.api.threads import (
-    CitationReportOut,
-    MessageIn,
-    MessageOut,
-    ThreadIn,
-    ThreadOut,
-    citation_report_out,
-    message_record,
-)
+from knowledgeweb.api.messages import message_record
+from knowledgeweb.api.schemas.knowledge import SearchIn, SearchOut
+from knowledgeweb.api.schemas.messages import MessageIn
+from knowledgeweb.api.schemas.text import JsonObject, StorableInput, Text, storable
+from knowledgeweb.api.schemas.threads import CitationReportOut, MessageOut, ThreadIn, ThreadOut
+from knowledgeweb.api.threads import citation_report_out
 from knowledgeweb.mcp_server import limits
 from knowledgeweb.mcp_server.errors import arguments_invalid, error_body, is_internal
 from knowledgeweb.mcp_server.identity import Caller

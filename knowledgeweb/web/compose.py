@@ -34,15 +34,8 @@ from django.views.decorators.http import require_POST
 from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.answers.services import TOOL
 from knowledgeweb.composer.selectors import answer_models_for
-from knowledgeweb.composer.services import (
-    EXTRACTIVE,
-    HEARTBEAT_SECONDS,
-    PreparedTurn,
-    TurnResult,
-    turn_events,
-    turn_prepare,
-    turn_run,
-)
+from knowledgeweb.composer.services import HEARTBEAT_SECONDS, turn_events, turn_prepare, turn_run
+from knowledgeweb.composer.turn import EXTRACTIVE, PreparedTurn, TurnResult
 from knowledgeweb.ops import ratelimit
 from knowledgeweb.retrieval import retrieval_capabilities
 from knowledgeweb.review.access import thread_get_for_writer

@@ -20,7 +20,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from knowledgeweb.threads.models import MessageType
-from knowledgeweb.web.rendering.thread import MessageView, SourceEntry, ThreadView
+from knowledgeweb.web.rendering.views import MessageView, SourceEntry, ThreadView
 
 #: A question longer than this (or holding a blank line) is headed by its opening words;
 #: the whole text follows the heading.

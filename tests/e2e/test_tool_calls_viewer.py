@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.selectors import thread_messages
-from knowledgeweb.threads.services import thread_import_body
 from tests.e2e.watching import Watched
 from tests.frameworks import EXCERPT, QUERY, anthropic_request
 

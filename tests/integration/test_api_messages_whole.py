@@ -12,8 +12,8 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import thread_import_body
 from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db

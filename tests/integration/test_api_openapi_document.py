@@ -55,7 +55,7 @@ def test_the_served_document_has_no_duplicated_key_and_the_ask_declares_429_once
     # The operation's own body, with the Retry-After every 429 documents.
     assert "Retry-After" in responses["429"]["headers"]
     assert responses["429"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/AskErrorOut"
+        "$ref": "#/components/schemas/ErrorOut"
     }
 
 

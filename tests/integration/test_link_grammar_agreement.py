@@ -22,11 +22,12 @@ from markdown_it import MarkdownIt
 from knowledgeweb.knowledge import Evidence, RetrievalHit, RetrievalResult, find_citations, format_result_view
 from knowledgeweb.knowledge.linkgrammar import MAX_TABLE_CELLS
 from knowledgeweb.threads.evidence import resolve_citation
+from knowledgeweb.threads.interchange.export import thread_export
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.rendering.export import message_export_parts
 from knowledgeweb.threads.rendering.message import citation_json
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
-from knowledgeweb.threads.selectors import thread_citations, thread_export
+from knowledgeweb.threads.selectors import thread_citations
 from knowledgeweb.threads.services import message_append, thread_create
 from tests.searches import hit_handles, record_search
 

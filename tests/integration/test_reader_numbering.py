@@ -20,8 +20,9 @@ from knowledgeweb.accounts.services import token_create
 from knowledgeweb.composer.live import SentenceStream
 from knowledgeweb.knowledge import RetrievalHit
 from knowledgeweb.knowledge.numbering import number_sources
+from knowledgeweb.threads.interchange.export import thread_export
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.selectors import renders_evidence, thread_export, thread_source_numbers
+from knowledgeweb.threads.selectors import renders_evidence, thread_source_numbers
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from tests.searches import hit_handles, record_search

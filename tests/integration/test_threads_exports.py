@@ -19,11 +19,14 @@ from knowledgeweb.knowledge import RagflowLocator, RetrievalHit, RetrievalResult
 from knowledgeweb.knowledge.linkgrammar import parse_counter
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.evidence import message_sources, validation_counter
+from knowledgeweb.threads.interchange.export import thread_export
+from knowledgeweb.threads.interchange.imports import thread_import
+from knowledgeweb.threads.interchange.markdown import REFERENCES_HEADING
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.rendering.export import REFERENCES_HEADING, targets_reference_anchor
+from knowledgeweb.threads.rendering.export import targets_reference_anchor
 from knowledgeweb.threads.rendering.pipeline import render_counter
-from knowledgeweb.threads.selectors import thread_citations, thread_export, thread_messages
-from knowledgeweb.threads.services import message_append, thread_import
+from knowledgeweb.threads.selectors import thread_citations, thread_messages
+from knowledgeweb.threads.services import message_append
 
 pytestmark = pytest.mark.django_db
 

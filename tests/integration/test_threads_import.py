@@ -9,10 +9,9 @@ from django.contrib.auth.models import User
 
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
 from knowledgeweb.threads.errors import MessageInvalidError, ThreadInvalidError
+from knowledgeweb.threads.interchange.imports import MAX_IMPORT_MESSAGES, thread_import
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
-from knowledgeweb.threads.services import thread_import
-from knowledgeweb.threads.services.imports import MAX_IMPORT_MESSAGES
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 
 from knowledgeweb.knowledge import RESERVED_KEYS
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import thread_import_body
 from tests.factories import BindingFactory, CollectionFactory, TokenFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

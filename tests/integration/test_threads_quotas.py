@@ -27,9 +27,10 @@ from knowledgeweb.answers.errors import AnswerError
 from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.composer.services import turn_ask
 from knowledgeweb.threads.errors import QuotaExceededError
+from knowledgeweb.threads.interchange.imports import thread_import
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.quotas import message_size
-from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.services import message_append, thread_create
 from tests.synthetic import (
     LIGHTRAG_URL,
     Upstream,

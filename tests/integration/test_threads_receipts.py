@@ -25,10 +25,10 @@ from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.knowledge import shared_handle
 from knowledgeweb.knowledge.reserved import EVIDENCE_KEYS, RECEIPT_KEY
 from knowledgeweb.threads.evidence import REASON_UNSIGNED
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.receipts import receipt_check, receipt_issue
 from knowledgeweb.threads.selectors import thread_citations
-from knowledgeweb.threads.services import thread_import_body
 from tests.factories import BindingFactory, CollectionFactory, TokenFactory, logged_in
 
 pytestmark = pytest.mark.django_db

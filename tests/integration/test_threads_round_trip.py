@@ -32,9 +32,10 @@ from langchain_core.messages import (
 )
 
 from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+from knowledgeweb.threads.interchange.export import thread_export
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.selectors import thread_citations, thread_export, thread_messages
-from knowledgeweb.threads.services import thread_import_body
+from knowledgeweb.threads.selectors import thread_citations, thread_messages
 
 pytestmark = pytest.mark.django_db
 

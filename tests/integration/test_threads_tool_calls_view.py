@@ -13,10 +13,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from markdown_it import MarkdownIt
 
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.rendering.pipeline import render_counter
 from knowledgeweb.threads.selectors import thread_messages
-from knowledgeweb.threads.services import message_append, thread_import_body
+from knowledgeweb.threads.services import message_append
 from tests.frameworks import EXCERPT, QUERY, anthropic_request, openai_messages
 from tests.pages import with_hits
 

@@ -28,13 +28,14 @@ from knowledgeweb.knowledge import (
     format_result_view,
 )
 from knowledgeweb.knowledge.linkgrammar import parse_counter
-from knowledgeweb.threads import selectors
 from knowledgeweb.threads.evidence import validation_counter
+from knowledgeweb.threads.interchange.imports import thread_import
 from knowledgeweb.threads.models import MessageRender, Thread
 from knowledgeweb.threads.rendering import version
 from knowledgeweb.threads.rendering.pipeline import render_counter
+from knowledgeweb.threads.selectors import renders as stored_renders
 from knowledgeweb.threads.selectors import thread_citations, thread_messages
-from knowledgeweb.threads.services import message_append, thread_create, thread_import
+from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services import messages as message_services
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.web.rendering.thread import render_thread
@@ -226,7 +227,7 @@ def test_the_reader_changing_re_validates_and_re_renders_tool_messages(
 ) -> None:
     thread = _conversation(owner, 2)
     # A reader that accepted nothing: every tool message unverified, no answer resolved.
-    monkeypatch.setattr(selectors, "messages_sources", lambda messages: {m.id: {} for m in messages})
+    monkeypatch.setattr(stored_renders, "messages_sources", lambda messages: {m.id: {} for m in messages})
     renderer_changed(monkeypatch, to=V + 1)
     thread_rerender(thread=thread)
     before = _view(thread)

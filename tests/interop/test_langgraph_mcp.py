@@ -20,8 +20,8 @@ from django.test import Client
 
 from knowledgeweb.knowledge import RESERVED_KEYS
 from knowledgeweb.knowledge.reserved import RECEIPT_KEY
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
-from knowledgeweb.threads.services import thread_import_body
 from tests.interop.conftest import run_client
 from tests.interop.installation import Installation
 from tests.mcp.conftest import QUERY, ROOT, Setup, SharedDatabase, http_server

@@ -17,9 +17,10 @@ from knowledgeweb.knowledge.reserved import RECEIPT_KEY
 from knowledgeweb.mcp_server.server import build_server, tool_definitions
 from knowledgeweb.mcp_server.stdio import stdio_caller_source
 from knowledgeweb.threads.evidence import REASON_UNSIGNED
+from knowledgeweb.threads.interchange.imports import thread_import_body
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.selectors import thread_citations
-from knowledgeweb.threads.services import thread_create, thread_import_body
+from knowledgeweb.threads.services import thread_create
 from tests.mcp.conftest import QUERY, Setup, run_async
 
 pytestmark = pytest.mark.mcp

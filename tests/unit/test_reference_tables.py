@@ -60,7 +60,7 @@ LIMITS = [
         "characters of tool output shown inline (the rest: Show full output)",
     ),
     ("knowledgeweb.threads.text.MAX_JSON_DEPTH", "nesting levels of an artifact"),
-    ("knowledgeweb.threads.services.imports.MAX_IMPORT_MESSAGES", "messages in one import"),
+    ("knowledgeweb.threads.interchange.imports.MAX_IMPORT_MESSAGES", "messages in one import"),
     ("knowledgeweb.retrieval.service.MAX_QUERY_CHARS", "characters in a search query"),
     ("knowledgeweb.retrieval.service.TOOL_OUTPUT_LIMIT", "characters of tool output a search may record"),
     ("knowledgeweb.knowledge.bounds.MAX_RECORDS", "hits a search shows"),

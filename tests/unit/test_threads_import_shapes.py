@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.shapes import (
+from knowledgeweb.threads.interchange.shapes import (
     MessageFields,
     join_turns,
     message_fields_from_json,

@@ -1,25 +1,23 @@
-"""Exporting a thread as JSON (messages as stored) or Markdown (citations as numbered references).
+"""A message's part of the Markdown export, written at write with its render.
 
-Pure: the export is computed from the messages and their stored renders, which
-the caller reads (``threads.selectors.thread_export``). The Markdown of each
-message (``MessageRender.export``) is regenerated here at write, from the link
-grammar's token stream, with a slot where each resolved citation's number goes;
-numbering sources across the thread is all that is left for the read, so an
-export never parses Markdown.
+The Markdown of each message (``MessageRender.export``) is regenerated here, from the link
+grammar's token stream, with a slot where each resolved citation's number goes; numbering
+sources across the thread is all that is left for the read (``threads.interchange.markdown``),
+so an export never parses Markdown. Pure: it reads nothing from the database.
+
+The pieces the read shares with the check made here (the reference numbers, the assembly of
+parts, the anchors, the inert text and the code block) are public for it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
-from django.core.serializers.json import DjangoJSONEncoder
 from mdformat.plugins import PARSER_EXTENSIONS
 from mdformat.renderer import DEFAULT_RENDERERS, MDRenderer, RenderContext, RenderTreeNode
 
@@ -27,91 +25,17 @@ from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, markdown_parser, parse_markdown
 from knowledgeweb.knowledge.numbering import number_sources
-from knowledgeweb.threads.calls import call_answers, calls_markdown, parts_markdown
-from knowledgeweb.threads.errors import ExportFormatError
-from knowledgeweb.threads.evidence import ResolvedCitation, evidence_from_json
-from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread
-
-ExportFormat = Literal["json", "markdown"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("json", "markdown")
-#: Marks the JSON export; the document is also a valid import body.
-JSON_EXPORT_FORMAT = "knowledgeweb.thread.v1"
+from knowledgeweb.threads.evidence import ResolvedCitation
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadExport:
+    """An exported thread: its text, content type and file name (``threads.interchange.export``)."""
+
     content: str
     content_type: str
     filename: str
 
-
-def export_format_check(format: str) -> ExportFormat:
-    """``format`` if it is one the export knows; otherwise ``ExportFormatError``."""
-    for known in EXPORT_FORMATS:
-        if format == known:
-            return known
-    raise ExportFormatError(f"unknown export format {format!r}; expected json or markdown.")
-
-
-def export_document(
-    *,
-    thread: Thread,
-    format: ExportFormat,
-    messages: list[Message],
-    renders: Mapping[Any, MessageRender],
-) -> ThreadExport:
-    """``thread`` as ``json`` (``renders`` unused), or as ``markdown`` from its messages' ``renders``."""
-    stem = f"thread-{thread.id}"
-    if format == "json":
-        return ThreadExport(
-            content=thread_export_json(thread, messages),
-            content_type="application/json",
-            filename=f"{stem}.json",
-        )
-    return ThreadExport(
-        content=thread_export_markdown(thread, messages, renders),
-        content_type="text/markdown; charset=utf-8",
-        filename=f"{stem}.md",
-    )
-
-
-# --- JSON -----------------------------------------------------------------------------------------
-
-
-def thread_export_json(thread: Thread, messages: list[Message]) -> str:
-    """The thread with its messages exactly as stored.
-
-    The document is also an import body (``title``, ``agent_name``, ``messages``).
-    """
-    document: dict[str, Any] = {
-        "format": JSON_EXPORT_FORMAT,
-        "id": thread.id,
-        "title": thread.title,
-        "agent_name": thread.agent_name,
-        "created_at": thread.created_at,
-        "updated_at": thread.updated_at,
-        "messages": [
-            {
-                "id": m.id,
-                "seq": m.seq,
-                "type": m.type,
-                "name": m.name,
-                "tool_call_id": m.tool_call_id,
-                "content": m.content,
-                "artifact": m.artifact,
-                "tool_calls": m.tool_calls,
-                "parts": m.parts,
-                "status": m.status,
-                "digest": m.digest,
-                "created_at": m.created_at,
-            }
-            for m in messages
-        ],
-    }
-    return json.dumps(document, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2) + "\n"
-
-
-# --- Markdown: written per message at write -------------------------------------------------------
 
 #: A stored export part: Markdown text, or a resolved citation waiting for its number.
 ExportPart = str | dict[str, str]
@@ -293,7 +217,7 @@ def _verbatim_with_citations(markdown: str, verdicts: Sequence[ResolvedCitation]
         for index, (label, handle) in enumerate(resolved):
             if index:
                 parts.append(", ")
-            parts.append(_escape_inline(label) or "(no label)")
+            parts.append(escape_inline(label) or "(no label)")
             parts.append({"handle": handle})
         parts.append(".")
     return parts
@@ -308,15 +232,15 @@ def _slot(text: str) -> str:
 
 
 def _verbatim(markdown: str) -> str:
-    return f"{VERBATIM_NOTE}\n\n{_fenced(markdown)}"
+    return f"{VERBATIM_NOTE}\n\n{fenced(markdown)}"
 
 
 def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
     """Parse the text as the read will assemble it: exactly the markers lead to a reference."""
     probe_tag = "0" * 12
-    numbers = _References()
+    numbers = References()
     end = f"end-{secrets.token_hex(8)}"
-    text = _assemble(parts, numbers, probe_tag, {})
+    text = assemble(parts, numbers, probe_tag, {})
     # Uncapped: the markers add brackets and tokens to a message that passed the caps.
     found = parse_markdown(f"{text}\n\n{end}\n", capped=False)
     if found.as_written:
@@ -328,10 +252,13 @@ def _reads_as_intended(parts: Sequence[ExportPart], markers: int) -> bool:
     if tail[0].level != 0:
         return False
     anchored = [link.href for link in found.links if targets_reference_anchor(link.href)]
-    return anchored == [f"#{_anchor(probe_tag, n)}" for n in numbers.order] and len(numbers.order) == markers
+    return (
+        anchored == [f"#{reference_anchor(probe_tag, n)}" for n in numbers.order]
+        and len(numbers.order) == markers
+    )
 
 
-class _References:
+class References:
     """The numbers of the sources cited, in order: the thread's (``Thread.source_numbers``), and
     any source they lack takes the next number (``knowledge.numbering``)."""
 
@@ -348,8 +275,8 @@ class _References:
         return number
 
 
-def _assemble(
-    parts: Sequence[Any], references: _References, tag: str, available: Mapping[str, Evidence]
+def assemble(
+    parts: Sequence[Any], references: References, tag: str, available: Mapping[str, Evidence]
 ) -> str:
     out: list[str] = []
     for part in parts:
@@ -357,131 +284,17 @@ def _assemble(
             out.append(part)
         elif isinstance(part, dict) and isinstance(part.get("handle"), str):
             number = references.number(part["handle"])
-            out.append(f" [\\[{number}\\]](#{_anchor(tag, number)})")
+            out.append(f" [\\[{number}\\]](#{reference_anchor(tag, number)})")
             if part.get("mismatch"):
                 out.append(" \\[label names another source\\]")
     return "".join(out)
 
 
-# --- Markdown: assembled at read -------------------------------------------------------------------
-
-_HEADINGS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System"}
-REFERENCES_HEADING = "Sources found by knowledgeweb"
-NO_CITATIONS_NOTE = "*No citations in this answer.*"
-
-
-def thread_export_markdown(
-    thread: Thread, messages: Sequence[Message], renders: Mapping[Any, MessageRender]
-) -> str:
-    """A readable document: resolved citations become ``label [n]`` with a reference list.
-
-    Each marker ``[n]`` links to its entry in the references section at the
-    end, whose anchor carries a tag derived from the whole thread; no message
-    can predict the tag, and any link a message writes to a ``#ref-…`` anchor
-    was rewritten into its plain label at write, so a marker written in a message
-    never renders as a link. Each reference lists provider, title, dataset,
-    page, URL and the excerpt exactly as retrieved. Unresolved and malformed
-    citations are their plain label. Tool output is kept verbatim in a code
-    block; it is what the model read.
-    """
-    references = _References(thread.source_numbers)
-    sources: dict[str, Evidence] = {}
-    tag = _anchor_tag(thread, messages)
-    out = [f"# {_escape_inline(thread.title)}", ""]
-    out.append(f"- Thread: `{thread.id}`")
-    if thread.agent_name:
-        out.append(f"- Agent: {_escape_inline(thread.agent_name)}")
-    out.append(f"- Created: {thread.created_at.isoformat()}")
-    out.append(f"- Messages: {len(messages)}")
-    out.append(f"- Citations: {_tally(thread)}")
-    out.append("")
-    answers = call_answers(messages)
-    for message in messages:
-        render = renders[message.id]
-        heading = f"## {message.seq}. {_HEADINGS.get(message.type, message.type)}"
-        if message.type == MessageType.TOOL and message.name:
-            heading += f" `{message.name}`" if "`" not in message.name else f" {_escape_inline(message.name)}"
-        if message.status == "error":
-            heading += " (error)"
-        out.extend([heading, ""])
-        if message.type == MessageType.TOOL:
-            for record in render.sources:
-                sources.setdefault(record["handle"], evidence_from_json(record))
-            out.extend([_fenced(message.content), ""])
-        else:
-            out.extend([_assemble(render.export, references, tag, sources), ""])
-            if message.type == MessageType.AI and render.uncited:
-                out.extend([NO_CITATIONS_NOTE, ""])
-        out.extend(calls_markdown(message, answers.get(message.id, [])) + parts_markdown(message))
-    if references.cited:
-        out.extend(["---", "", f"## {REFERENCES_HEADING}", ""])
-        out.extend([_genuine_marker_note(tag), ""])
-        for handle, number in sorted(references.cited.items(), key=lambda item: item[1]):
-            out.extend(_reference(number, sources[handle], tag))
-    return "\n".join(out).rstrip("\n") + "\n"
-
-
-def _tally(thread: Thread) -> str:
-    """The header's tally, in the page's words (the thread's stored counters)."""
-    found, missing, malformed = (
-        thread.citations_resolved,
-        thread.citations_unresolved,
-        thread.citations_malformed,
-    )
-    words = (
-        f"{found + missing + malformed} ({found} source found, {missing} no source, {malformed} malformed)"
-    )
-    if thread.citations_mismatched:
-        n = thread.citations_mismatched
-        words += f"; {n} label{'' if n == 1 else 's'} naming another source"
-    if thread.answers_uncited:
-        n = thread.answers_uncited
-        words += f"; {n} answer{'' if n == 1 else 's'} without citations"
-    return words
-
-
-def _anchor_tag(thread: Thread, messages: Sequence[Message]) -> str:
-    """A tag for reference anchors that no message can know: it hashes every message's digest."""
-    digest = hashlib.sha256(str(thread.id).encode())
-    for message in messages:
-        for part in (message.type, message.name, message.digest):
-            digest.update(len(part.encode()).to_bytes(8, "big"))
-            digest.update(part.encode())
-    return digest.hexdigest()[:12]
-
-
-def _anchor(tag: str, number: int) -> str:
+def reference_anchor(tag: str, number: int) -> str:
     return f"ref-{tag}-{number}"
 
 
-def _genuine_marker_note(tag: str) -> str:
-    return (
-        "Only a marker that links to an entry below (its anchor starts with "
-        f"`ref-{tag}-`) is a citation knowledgeweb resolved against the evidence retrieved "
-        "before it; any other bracketed number or references list above is text written in the thread."
-    )
-
-
-def _reference(number: int, source: Evidence, tag: str) -> list[str]:
-    # Brackets are escaped so that no link reference definition in the thread can turn them into a link.
-    lines = [f'### <a id="{_anchor(tag, number)}"></a>\\[{number}\\] {_escape_inline(source.title)}', ""]
-    lines.append(f"- Provider: {_escape_inline(source.provider)}")
-    if source.dataset_name:
-        lines.append(f"- Dataset: {_escape_inline(source.dataset_name)}")
-    if len(source.pages) == 1:
-        lines.append(f"- Page: {source.pages[0]}")
-    elif source.pages:
-        lines.append(f"- Pages: {', '.join(str(p) for p in source.pages)}")
-    if source.url:
-        lines.append(f"- URL: {_autolink(source.url)}")
-    lines.append(f"- Source: `{source.handle}`")
-    if source.truncated:
-        lines.append("- The excerpt was shortened when it was retrieved.")
-    lines.extend(["", _fenced(source.excerpt), ""])
-    return lines
-
-
-def _fenced(text: str) -> str:
+def fenced(text: str) -> str:
     """A code block that shows ``text`` exactly, whatever backticks it holds."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -492,12 +305,6 @@ def _fenced(text: str) -> str:
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
-def _escape_inline(text: str) -> str:
+def escape_inline(text: str) -> str:
     """Provider text as inert Markdown on one line."""
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
-
-
-def _autolink(url: str) -> str:
-    if re.fullmatch(r"[^\s<>]+", url) and not targets_reference_anchor(url):
-        return f"<{url}>"
-    return _escape_inline(url)

@@ -31,7 +31,7 @@ from knowledgeweb.knowledge.citations import classify_href
 from knowledgeweb.knowledge.passages import display_label
 from knowledgeweb.threads.evidence import ResolvedCitation
 
-#: The empty element the page fills with a resolved citation's number (``web.rendering.thread``).
+#: The empty element the page fills with a resolved citation's number (``web.rendering.page``).
 #: Only the hooks write tags with a class, so text written in a message can never pose as one.
 NUMBER_SLOT = '<span class="citation-number"></span>'
 
@@ -116,7 +116,7 @@ def citation_html(hook: CitationHook) -> str:
         ("data-citation-reason", verdict.state),
     )
     # The reason's own text: the page puts a truer one in its place when the cited source was
-    # retrieved only later or failed validation (``web.rendering.thread``), found by the handle.
+    # retrieved only later or failed validation (``web.rendering.page``), found by the handle.
     _, handle = classify_href(verdict.href)
     because = [("class", "reason-text")]
     if verdict.state == "unresolved" and handle is not None:

@@ -1,6 +1,5 @@
 """Write side of the threads app. Import services from here."""
 
-from knowledgeweb.threads.services.imports import thread_import, thread_import_body
 from knowledgeweb.threads.services.messages import message_append, message_build, message_digest
 from knowledgeweb.threads.services.threads import thread_create, thread_delete
 
@@ -10,6 +9,4 @@ __all__ = [
     "message_digest",
     "thread_create",
     "thread_delete",
-    "thread_import",
-    "thread_import_body",
 ]

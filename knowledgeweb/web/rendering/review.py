@@ -28,7 +28,7 @@ from knowledgeweb.review.selectors import (
     ThreadReview,
     VerdictView,
 )
-from knowledgeweb.web.rendering.thread import MessageView, ThreadView
+from knowledgeweb.web.rendering.views import MessageView, ThreadView
 
 # A resolved hook's opening tag names its anchor; the hook ends at the first </a> (its
 # number and title spans hold no link). Anchors are the page's own ids (cite-<hex>-<n>).

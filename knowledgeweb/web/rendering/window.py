@@ -15,29 +15,21 @@ import re
 from collections.abc import Mapping
 from uuid import UUID
 
-from django.utils.safestring import SafeString
-
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import evidence_from_json
-from knowledgeweb.threads.models import MessageRender, MessageType, Thread, ThreadSource
-from knowledgeweb.threads.rendering.sources import source_entry
+from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
 from knowledgeweb.threads.windowing import SourcePlace, ThreadWindow, thread_places
 from knowledgeweb.threads.windows import window_href
-from knowledgeweb.web.rendering.thread import (
-    Issue,
-    MessageView,
-    SourceEntry,
-    ThreadView,
-    _deduplicated,
-    _document_link,
-    _numbered,
-    _passage,
-    _Retrieval,
-    _title_notes,
-    _true_reasons,
-    _with_calls_and_parts,
-    uncited_anchor,
+from knowledgeweb.web.rendering.page import (
+    PageCitations,
+    Retrieval,
+    numbered,
+    title_notes,
+    true_reasons,
+    uncited_entry,
+    with_calls_and_parts,
 )
+from knowledgeweb.web.rendering.views import MessageView, ThreadView
 
 _REASON_HANDLE = re.compile(r'data-reason-handle="([a-z0-9-]+)"')
 
@@ -62,94 +54,32 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
     reasons_found = {h: _retrieval(p, window.number) for h, p in found.items()}
     reasons_failed = {h: _retrieval(p, window.number) for h, p in failed.items()}
 
+    page = PageCitations(numbers, answers_before=window.answers_before)
     views: list[MessageView] = []
-    counts: dict[str, int] = {}
-    citing: dict[str, list[tuple[str, str]]] = {}
-    marks: dict[str, set[int]] = {}
-    issues: list[Issue] = []
-    answers = window.answers_before
     for message in window.messages:
         render = renders[message.id]
-        answer = 0
-        uncited = False
-        if message.type == MessageType.AI:
-            answers += 1
-            answer = answers
-            uncited = render.uncited
-            if uncited:
-                issues.append(Issue(uncited_anchor(message), "uncited"))
-        tally = {"resolved": 0, "unresolved": 0, "malformed": 0}
-        order: list[int] = []
-        cites: dict[str, None] = {}
-        for citation in render.citations:
-            state = citation["state"]
-            tally[state] = tally.get(state, 0) + 1
-            anchor = str(citation.get("anchor", ""))
-            if state == "resolved":
-                handle = citation["handle"]
-                order.append(numbers.get(handle, 0))
-                counts[handle] = counts.get(handle, 0) + 1
-                cites[handle] = None
-                if anchor:
-                    citing.setdefault(handle, []).append((anchor, f"answer {answer}"))
-                    if citation.get("label_mismatch") is True:
-                        issues.append(Issue(anchor, "label-mismatch"))
-                marks.setdefault(handle, set()).update(_passage(citation))
-            elif anchor:
-                issues.append(Issue(anchor, state))
+        read = page.read(message, render)
         # The page HTML was built by our sanitizer and templates at write.
-        html = _numbered(_page(render), order)
-        if tally["unresolved"]:
-            html = _true_reasons(html, message.seq, reasons_found, reasons_failed)
-        views.append(
-            MessageView(
-                message,
-                SafeString(html),
-                tally["resolved"],
-                tally["unresolved"],
-                tally["malformed"],
-                cites=tuple(cites),
-                answer=answer,
-                uncited=uncited,
-            )
-        )
+        html = numbered(_page(render), read.order)
+        if read.tally["unresolved"]:
+            html = true_reasons(html, message.seq, reasons_found, reasons_failed)
+        views.append(read.view(message, html))
     # The panel: what this window cites (by number), then what its tool messages retrieved.
+    counts = page.counts
     cited_handles = sorted((h for h in counts if h in found), key=lambda h: numbers.get(h, 0))
     retrieved_here = [
         h for h, p in found.items() if p.window == window.number and h not in counts and p.entry
     ]
     shown = {h: list(found[h].entry) for h in [*cited_handles, *retrieved_here] if found[h].entry}
-    notes = _title_notes(shown)
+    notes = title_notes(shown)
     cited = tuple(
-        SourceEntry(
-            h,
-            counts[h],
-            _document_link(
-                source_entry(
-                    shown[h],
-                    counts[h],
-                    number=numbers.get(h, 0),
-                    marks=marks.get(h, ()),
-                    backlinks=_deduplicated(citing.get(h, [])),
-                    note=notes.get(h, ""),
-                ),
-                thread,
-                citing.get(h, []),
-                marks.get(h, set()),
-            ),
-            _evidence(found[h]),
-            numbers.get(h, 0),
-            notes.get(h, ""),
-        )
+        page.cited_entry(thread, h, shown[h], numbers.get(h, 0), notes.get(h, ""), _evidence(found[h]))
         for h in cited_handles
         if h in shown
     )
-    uncited_entries = tuple(
-        SourceEntry(h, 0, source_entry(shown[h], 0, note=notes.get(h, "")), note=notes.get(h, ""))
-        for h in retrieved_here
-    )
-    views = _with_calls_and_parts(views, window.messages)
-    return ThreadView(messages=tuple(views), cited=cited, uncited=uncited_entries, issues=tuple(issues))
+    uncited_entries = tuple(uncited_entry(h, shown[h], notes.get(h, "")) for h in retrieved_here)
+    views = with_calls_and_parts(views, window.messages)
+    return ThreadView(messages=tuple(views), cited=cited, uncited=uncited_entries, issues=tuple(page.issues))
 
 
 def _evidence(place: SourcePlace) -> Evidence | None:
@@ -163,10 +93,10 @@ def _page(render: MessageRender) -> str:
     return render.html if page is None else str(page)
 
 
-def _retrieval(place: SourcePlace, current: int) -> _Retrieval:
+def _retrieval(place: SourcePlace, current: int) -> Retrieval:
     anchor = f"message-{_uuid(place.message_id)}"
     href = f"#{anchor}" if place.window == current else window_href(place.window, anchor)
-    return _Retrieval(place.seq, href, f"the {place.message_name or 'tool'} result, message {place.seq}")
+    return Retrieval(place.seq, href, f"the {place.message_name or 'tool'} result, message {place.seq}")
 
 
 def _uuid(value: UUID | str) -> str:

@@ -7,9 +7,8 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from knowledgeweb.threads.interchange.export import EXPORT_FORMATS, thread_export
 from knowledgeweb.threads.models import Thread
-from knowledgeweb.threads.rendering.export import EXPORT_FORMATS
-from knowledgeweb.threads.selectors import thread_export
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledgeweb.threads.errors import ThreadsError
-from knowledgeweb.threads.services import thread_import_body
+from knowledgeweb.threads.interchange.imports import thread_import_body
 
 
 class Command(BaseCommand):

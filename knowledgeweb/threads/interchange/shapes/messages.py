@@ -21,12 +21,18 @@ from dataclasses import replace
 from typing import Any
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.shapes.calls import message_tool_calls
-from knowledgeweb.threads.shapes.common import MessageFields, json_kind, keys_of, optional_str, read_status
-from knowledgeweb.threads.shapes.content import read_content
-from knowledgeweb.threads.shapes.docs import ACCEPTED_MESSAGES
-from knowledgeweb.threads.shapes.responses import RESPONSES_ITEMS, read_responses_item
-from knowledgeweb.threads.shapes.results import is_mcp_result, mcp_content_text, unwrap_result
+from knowledgeweb.threads.interchange.shapes.calls import message_tool_calls
+from knowledgeweb.threads.interchange.shapes.common import (
+    MessageFields,
+    json_kind,
+    keys_of,
+    optional_str,
+    read_status,
+)
+from knowledgeweb.threads.interchange.shapes.content import read_content
+from knowledgeweb.threads.interchange.shapes.docs import ACCEPTED_MESSAGES
+from knowledgeweb.threads.interchange.shapes.responses import RESPONSES_ITEMS, read_responses_item
+from knowledgeweb.threads.interchange.shapes.results import is_mcp_result, mcp_content_text, unwrap_result
 
 #: LangChain's type names (class names, chunk class names and ``.type`` values).
 TYPE_NAMES: dict[str, str] = {

@@ -1,7 +1,7 @@
 """The OpenAPI description of one imported message, in each shape the import reads.
 
 The schema documents; it does not validate. ``thread_import`` reads every message
-itself (``knowledgeweb.threads.shapes``), so that an error names the message by its
+itself (``knowledgeweb.threads.interchange.shapes``), so that an error names the message by its
 position ("message 57: ...") and so the shapes it accepts can grow without a schema
 change refusing them first. The description is therefore never stricter than the
 reader: LangChain shapes require ``type``, OpenAI and Anthropic shapes ``role``, and unknown
@@ -10,9 +10,13 @@ keys are allowed (LangChain's ``additional_kwargs``, ``response_metadata``... ar
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from knowledgeweb.api.text import NO_NUL_PATTERN
+from ninja import Field
+from pydantic import AfterValidator, ConfigDict, WithJsonSchema
+
+from knowledgeweb.api.schemas.text import NO_NUL_PATTERN, StorableInput, Text, storable
+from knowledgeweb.threads.interchange.shapes import IMPORT_BODIES_DOC, IMPORT_MESSAGES_DOC
 
 #: Every string the import stores holds no NUL (nor an unpaired surrogate: refused, 422).
 _STRING: dict[str, Any] = {"type": "string", "pattern": NO_NUL_PATTERN}
@@ -166,3 +170,64 @@ IMPORT_MESSAGE_SCHEMA: dict[str, Any] = {
     ),
     "anyOf": [_PLAIN, _WRAPPED, _CONSTRUCTOR, _ROLE, _RESPONSES_ITEM],
 }
+
+
+class ImportIn(StorableInput):
+    """The object form of an import body. Other keys (an OpenAI or Anthropic request's ``model``,
+    its ``system`` prompt...) are allowed; see the operation for every accepted shape."""
+
+    model_config = ConfigDict(extra="allow")
+
+    title: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=200),
+            AfterValidator(storable),
+            Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
+        ]
+        | None
+    ) = Field(default=None, description="Default: the first human message's text.")
+    agent_name: Text = Field(default="", max_length=100)
+    # Described for OpenAPI, read by thread_import (see knowledgeweb.api.schemas.imports).
+    messages: list[Annotated[Any, WithJsonSchema(IMPORT_MESSAGE_SCHEMA)]] = Field(
+        description=IMPORT_MESSAGES_DOC
+    )
+
+
+def import_body_schema() -> dict[str, Any]:
+    # Its definitions (JsonValue) are the document's components, where MessageIn puts them too.
+    thread = ImportIn.model_json_schema(ref_template="#/components/schemas/{model}")
+    thread.pop("$defs", None)
+    thread["title"] = "Messages with a title"
+    any_object = {"type": "object", "propertyNames": KEYS, "additionalProperties": True}
+    return {
+        "description": IMPORT_BODIES_DOC,
+        "anyOf": [
+            thread,
+            {
+                "title": "A bare list of messages, a LangGraph /history list or a list of state values",
+                "type": "array",
+                "items": any_object,
+            },
+            {
+                "title": "A LangGraph Platform thread state",
+                "type": "object",
+                "propertyNames": KEYS,
+                "properties": {"values": any_object},
+                "required": ["values"],
+            },
+            {
+                "title": "An OpenAI Responses request",
+                "type": "object",
+                "propertyNames": KEYS,
+                "properties": {"input": {"type": "array", "items": any_object}},
+                "required": ["input"],
+            },
+            {
+                "title": "A LangServe response",
+                "type": "object",
+                "propertyNames": KEYS,
+                "required": ["output"],
+            },
+        ],
+    }

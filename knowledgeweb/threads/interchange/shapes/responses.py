@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.shapes.calls import openai_call
-from knowledgeweb.threads.shapes.common import MessageFields, json_kind, optional_str
-from knowledgeweb.threads.shapes.content import read_content
+from knowledgeweb.threads.interchange.shapes.calls import openai_call
+from knowledgeweb.threads.interchange.shapes.common import MessageFields, json_kind, optional_str
+from knowledgeweb.threads.interchange.shapes.content import read_content
 
 RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning"})
 

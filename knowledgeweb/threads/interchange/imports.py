@@ -10,12 +10,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from knowledgeweb.threads.errors import MessageInvalidError
+from knowledgeweb.threads.interchange.shapes import MessageFields, join_turns, read_import_body, read_message
 from knowledgeweb.threads.models import Message, MessageType, Thread
 from knowledgeweb.threads.quotas import import_precheck, message_size, messages_admit, tallies_add
 from knowledgeweb.threads.services.messages import message_build
 from knowledgeweb.threads.services.renders import renders_prepare, renders_store
 from knowledgeweb.threads.services.threads import thread_create
-from knowledgeweb.threads.shapes import MessageFields, join_turns, read_import_body, read_message
 
 #: An import larger than this is refused before anything is read.
 MAX_IMPORT_MESSAGES = 10_000
@@ -32,7 +32,7 @@ def thread_import_body(
     agent_name: str | None = None,
     trusted: bool = False,
 ) -> Thread:
-    """Import a thread from a body in any accepted shape (``knowledgeweb.threads.shapes``).
+    """Import a thread from a body in any accepted shape (``knowledgeweb.threads.interchange.shapes``).
 
     ``title`` and ``agent_name`` override the body's; a thread whose body names no
     title is titled by its first human message.

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from knowledgeweb.threads.errors import MessageInvalidError
+from knowledgeweb.threads.interchange.shapes.calls import content_tool_call
+from knowledgeweb.threads.interchange.shapes.common import MessageFields, json_kind, optional_str
 from knowledgeweb.threads.parts import MAX_KIND_CHARS, MAX_MEDIA_TYPE_CHARS, MAX_URL_CHARS
-from knowledgeweb.threads.shapes.calls import content_tool_call
-from knowledgeweb.threads.shapes.common import MessageFields, json_kind, optional_str
 
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 _TOOL_CALL_PARTS = frozenset({"tool_use", "tool_call"})

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from knowledgeweb.threads.errors import MessageInvalidError
-from knowledgeweb.threads.shapes.common import json_kind
+from knowledgeweb.threads.interchange.shapes.common import json_kind
 
 
 def message_tool_calls(data: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -9,23 +9,23 @@ knowledgeweb result inside a client's wrapper), ``docs`` (what is accepted, in w
 
 from __future__ import annotations
 
-from knowledgeweb.threads.shapes.bodies import ImportBody, read_import_body
-from knowledgeweb.threads.shapes.common import MessageFields
-from knowledgeweb.threads.shapes.content import content_text
-from knowledgeweb.threads.shapes.docs import (
+from knowledgeweb.threads.interchange.shapes.bodies import ImportBody, read_import_body
+from knowledgeweb.threads.interchange.shapes.common import MessageFields
+from knowledgeweb.threads.interchange.shapes.content import content_text
+from knowledgeweb.threads.interchange.shapes.docs import (
     ACCEPTED_BODIES,
     ACCEPTED_MESSAGES,
     IMPORT_BODIES_DOC,
     IMPORT_MESSAGES_DOC,
 )
-from knowledgeweb.threads.shapes.messages import (
+from knowledgeweb.threads.interchange.shapes.messages import (
     ROLE_NAMES,
     TYPE_NAMES,
     message_fields_from_json,
     read_message,
 )
-from knowledgeweb.threads.shapes.responses import join_turns
-from knowledgeweb.threads.shapes.results import is_result, result_in
+from knowledgeweb.threads.interchange.shapes.responses import join_turns
+from knowledgeweb.threads.interchange.shapes.results import is_result, result_in
 
 __all__ = [
     "ACCEPTED_BODIES",

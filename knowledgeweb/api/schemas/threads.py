@@ -9,9 +9,11 @@ from uuid import UUID
 
 from ninja import Field, Schema
 
+from knowledgeweb.api.schemas.text import StorableInput, Text
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import ReasonCode, ResolvedCitation, reason_code
 from knowledgeweb.threads.models import Message, Thread
+from knowledgeweb.threads.selectors import CURSOR_PATTERN, MAX_SEARCH_CHARS
 
 MessageTypeName = Literal["human", "ai", "tool", "system"]
 
@@ -166,4 +168,39 @@ def citation_out(citation: ResolvedCitation) -> CitationOut:
         source=source_out(citation.source) if citation.source is not None else None,
         label_mismatch=citation.label_mismatch,
         number=citation.number,
+    )
+
+
+class ThreadIn(StorableInput):
+    title: Text = Field(min_length=1, max_length=200)
+    agent_name: Text = Field(default="", max_length=100)
+
+
+class ThreadListQuery(Schema):
+    limit: int = Field(50, ge=1, le=200, description="Threads per page (1-200).")
+    cursor: str = Field(
+        "",
+        pattern=f"{CURSOR_PATTERN}|^$",
+        description="The `X-Next-Cursor` of the previous page; empty for the first page.",
+    )
+    q: Text = Field(
+        "",
+        max_length=MAX_SEARCH_CHARS,
+        description="Case-insensitive text to find in the title or in any human, AI or system message.",
+    )
+
+
+class ExportQuery(Schema):
+    """``GET /{thread_id}/export``'s ``format``, read by the operation itself (not declared)."""
+
+    format: Literal["json", "markdown"] = "json"
+
+
+class DeleteQuery(Schema):
+    """``DELETE /api/threads/{id}``'s confirmation that reviewers' verdicts go with the thread."""
+
+    confirm_verdicts: int | None = Field(
+        None,
+        ge=0,
+        description="How many reviewers' verdicts the thread holds (409 names it): they go with it.",
     )

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowledgeweb.threads.errors import ThreadInvalidError
-from knowledgeweb.threads.shapes.common import json_kind, keys_of
-from knowledgeweb.threads.shapes.docs import ACCEPTED_BODIES
-from knowledgeweb.threads.shapes.messages import TYPE_NAMES
+from knowledgeweb.threads.interchange.shapes.common import json_kind, keys_of
+from knowledgeweb.threads.interchange.shapes.docs import ACCEPTED_BODIES
+from knowledgeweb.threads.interchange.shapes.messages import TYPE_NAMES
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from knowledgeweb.threads.shapes.common import MessageFields
+from knowledgeweb.threads.interchange.shapes.common import MessageFields
 
 #: The keys under which clients keep an MCP result's structured content.
 _STRUCTURED_KEYS = ("structured_content", "structuredContent")
