@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from knowledgeweb.review.access import ThreadAccess
 from knowledgeweb.review.selectors import thread_review
-from knowledgeweb.threads.rendering.export import ThreadExport
+from knowledgeweb.threads.interchange.export import ThreadExport
 
-#: The export header's last line before the review's (``threads.rendering.export``).
+#: The export header's last line before the review's (``threads.interchange.markdown``).
 _AFTER = "\n- Citations: "
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -15,7 +16,6 @@ from django.core.serializers.json import DjangoJSONEncoder
 from knowledgeweb.threads.errors import ExportFormatError
 from knowledgeweb.threads.interchange.markdown import thread_export_markdown
 from knowledgeweb.threads.models import Message, MessageRender, Thread
-from knowledgeweb.threads.rendering.export import ThreadExport
 from knowledgeweb.threads.selectors import thread_messages, thread_renders
 from knowledgeweb.threads.tallies import TALLY_FIELDS
 
@@ -23,6 +23,15 @@ ExportFormat = Literal["json", "markdown"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("json", "markdown")
 #: Marks the JSON export; the document is also a valid import body.
 JSON_EXPORT_FORMAT = "knowledgeweb.thread.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadExport:
+    """An exported thread: its text, content type and file name."""
+
+    content: str
+    content_type: str
+    filename: str
 
 
 def export_format_check(format: str) -> ExportFormat:

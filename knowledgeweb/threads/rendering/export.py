@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -26,16 +25,6 @@ from knowledgeweb.knowledge.citations import USER_CONTENT_PREFIX
 from knowledgeweb.knowledge.linkgrammar import Link, ParsedMarkdown, markdown_parser, parse_markdown
 from knowledgeweb.knowledge.numbering import number_sources
 from knowledgeweb.threads.evidence import ResolvedCitation
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadExport:
-    """An exported thread: its text, content type and file name (``threads.interchange.export``)."""
-
-    content: str
-    content_type: str
-    filename: str
-
 
 #: A stored export part: Markdown text, or a resolved citation waiting for its number.
 ExportPart = str | dict[str, str]
