@@ -136,16 +136,27 @@ class Backends:
     note: str
 
 
-def choose_backends(workdir: Path) -> Backends:
-    database = os.environ.get("LOAD_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/knowledgeweb_load")
-    cache = os.environ.get("LOAD_CACHE_URL", "redis://127.0.0.1:6379/14")
+def choose_backends(
+    workdir: Path,
+    *,
+    database: str | None = None,
+    cache: str | None = None,
+    sqlite_name: str = "load.sqlite3",
+) -> Backends:
+    """PostgreSQL and Redis at ``database`` and ``cache`` (this bench's defaults, or its
+    LOAD_ settings) when they answer, the database created and the cache emptied; SQLite in
+    ``workdir`` and the in-process cache otherwise, each said in the note."""
+    if database is None:
+        database = os.environ.get("LOAD_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/knowledgeweb_load")
+    if cache is None:
+        cache = os.environ.get("LOAD_CACHE_URL", "redis://127.0.0.1:6379/14")
     db_parts, cache_parts = urlsplit(database), urlsplit(cache)
     notes = []
     if db_parts.scheme.startswith("postgres") and answers(db_parts.hostname or "", db_parts.port or 5432):
         ensure_database(database)
     else:
         notes.append("PostgreSQL is not answering: SQLite instead (not the production path)")
-        database = f"sqlite:///{workdir / 'load.sqlite3'}"
+        database = f"sqlite:///{workdir / sqlite_name}"
     if cache_parts.scheme.startswith("redis") and answers(
         cache_parts.hostname or "", cache_parts.port or 6379
     ):

@@ -30,7 +30,6 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -38,7 +37,7 @@ if __package__ in {None, ""}:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import finish, verdict
-from bench.load import Recorder, answers, ensure_database, free_port, percentile, start_server, stop
+from bench.load import Recorder, choose_backends, free_port, percentile, start_server, stop
 
 #: The write limit the server runs with here: the bench measures the queue, not the limit.
 WRITE_LIMIT = "100000/minute"
@@ -196,26 +195,15 @@ def main() -> int:
     reviewers = int(os.environ.get("REVIEW_REVIEWERS", "20"))
     threads = int(os.environ.get("REVIEW_THREADS", "400"))
     workdir = Path(tempfile.mkdtemp(prefix="kw-review-load-"))
-    database = os.environ.get(
-        "REVIEW_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/knowledgeweb_review_load"
+    backends = choose_backends(
+        workdir,
+        database=os.environ.get(
+            "REVIEW_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/knowledgeweb_review_load"
+        ),
+        cache=os.environ.get("REVIEW_CACHE_URL", "redis://127.0.0.1:6379/13"),
+        sqlite_name="review.sqlite3",
     )
-    cache = os.environ.get("REVIEW_CACHE_URL", "redis://127.0.0.1:6379/13")
-    notes = []
-    db_parts, cache_parts = urlsplit(database), urlsplit(cache)
-    if db_parts.scheme.startswith("postgres") and answers(db_parts.hostname or "", db_parts.port or 5432):
-        ensure_database(database)
-    else:
-        notes.append("PostgreSQL is not answering: SQLite instead (not the production path)")
-        database = f"sqlite:///{workdir / 'review.sqlite3'}"
-    if cache_parts.scheme.startswith("redis") and answers(
-        cache_parts.hostname or "", cache_parts.port or 6379
-    ):
-        import redis
-
-        redis.Redis.from_url(cache).flushdb()
-    else:
-        notes.append("Redis is not answering: the in-process cache instead")
-        cache = "locmem://"
+    database, cache = backends.database_url, backends.cache_url
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CACHE_URL", "DEBUG"))},
         "SECRET_KEY": secrets.token_urlsafe(50),
@@ -229,7 +217,7 @@ def main() -> int:
         "LOG_LEVEL": "WARNING",
         "RATE_LIMIT_WRITE": WRITE_LIMIT,
     }
-    print(f"backends: {'; '.join(notes) or 'PostgreSQL and Redis'}")
+    print(f"backends: {backends.note}")
     print(f"load: {reviewers} reviewers, {threads} threads of 3 items, overlap 1, {seconds:g} s")
     print(f"rate limits: write={WRITE_LIMIT} (raised: the bench measures the queue, not the limit)")
     os.environ.update({"DATABASE_URL": database, "CACHE_URL": cache, "SECRET_KEY": env["SECRET_KEY"]})
