@@ -220,3 +220,31 @@ class ThreadSource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.handle} in {self.thread_id} (window {self.window})"
+
+
+class ThreadCitation(models.Model):
+    """Where a source is cited, window by window: how many claims of the window cite it, and
+    the first of them (its anchor and answer number).
+
+    The other half of a windowed page's stored index: a window's sources panel links the
+    claims of other windows that cite its sources from these rows, never from those windows'
+    renders. Written by the renders service with each answer, rebuilt with a re-render.
+    """
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="citation_places")
+    handle = models.CharField(max_length=128)
+    window = models.PositiveIntegerField()
+    #: Claims of the window citing the source (a claim citing it twice counts twice, as the panel does).
+    count = models.PositiveIntegerField(default=0)
+    #: The first citing claim's hook id (``cite-<message hex>-<n>``), its message's seq and answer number.
+    anchor = models.CharField(max_length=80)
+    seq = models.PositiveIntegerField()
+    answer = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "handle", "window"], name="thread_citation_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.handle} cited {self.count}x in window {self.window} of {self.thread_id}"

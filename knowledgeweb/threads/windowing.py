@@ -15,13 +15,22 @@ from uuid import UUID
 from django.db.models import Case, F, JSONField, Max, Min, Q, TextField, When
 
 from knowledgeweb.threads.errors import ThreadNotFound
-from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thread, ThreadSource
+from knowledgeweb.threads.models import (
+    Message,
+    MessageRender,
+    MessageType,
+    Thread,
+    ThreadCitation,
+    ThreadSource,
+)
 from knowledgeweb.threads.rendering.version import render_is_servable
 from knowledgeweb.threads.selectors import thread_outline, thread_renders
 
 __all__ = [
+    "CitedElsewhere",
     "SourcePlace",
     "ThreadWindow",
+    "citations_elsewhere",
     "message_hits_html",
     "thread_places",
     "thread_window",
@@ -145,6 +154,36 @@ def thread_places(*, thread: Thread, handles: Collection[str], window: int) -> l
         for row in rows.filter(handle__in=named).exclude(window=window).values_list(*fields):
             found.setdefault(row[0], SourcePlace(*row))
     return sorted(found.values(), key=lambda place: (place.seq, place.position))
+
+
+@dataclass(frozen=True, slots=True)
+class CitedElsewhere:
+    """The claims of one other window citing a source: how many, and the first of them."""
+
+    handle: str
+    window: int
+    count: int
+    anchor: str
+    answer: int
+
+
+def citations_elsewhere(
+    *, thread: Thread, handles: Collection[str], window: int
+) -> dict[str, list[CitedElsewhere]]:
+    """Where the sources ``handles`` are cited in the thread's windows other than ``window``,
+    by handle, in window order (one query on the citations' unique index)."""
+    if not handles:
+        return {}
+    rows = (
+        ThreadCitation.objects.filter(thread=thread, handle__in=sorted(handles))
+        .exclude(window=window)
+        .order_by("handle", "window")
+        .values_list("handle", "window", "count", "anchor", "answer")
+    )
+    found: dict[str, list[CitedElsewhere]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(CitedElsewhere(*row))
+    return found
 
 
 def window_questions(*, messages: Sequence[Message]) -> dict[UUID, str]:

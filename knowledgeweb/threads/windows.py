@@ -136,6 +136,35 @@ def tool_places(
     return places
 
 
+@dataclass
+class CitedIn:
+    """How many claims of one window cite one source, and the first of them."""
+
+    count: int
+    anchor: str
+    seq: int
+    answer: int
+
+
+def citation_counts(
+    answers: Iterable[tuple[Sequence[Mapping[str, Any]], int, int, int]],
+) -> dict[tuple[str, int], CitedIn]:
+    """Where answers cite each source: ``answers`` are (stored citations, window, seq, answer
+    number) in ``seq`` order; the result maps (handle, window) to its count and first claim."""
+    counted: dict[tuple[str, int], CitedIn] = {}
+    for citations, window, seq, answer in answers:
+        for citation in citations:
+            handle, anchor = citation.get("handle"), citation.get("anchor")
+            if citation.get("state") != "resolved" or not isinstance(handle, str) or not anchor:
+                continue
+            cited = counted.get((handle, window))
+            if cited is None:
+                counted[(handle, window)] = CitedIn(1, str(anchor), seq, answer)
+            else:
+                cited.count += 1
+    return counted
+
+
 def window_href(window: int, anchor: str = "") -> str:
     """The link to ``anchor`` in another window of the same thread page (it works without
     JavaScript: the window's URL, then the anchor)."""

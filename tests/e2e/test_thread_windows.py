@@ -1,7 +1,8 @@
 """A windowed thread page in a real browser (issue 25): a 2,000-message thread opens at its
 latest window; a citation whose source was retrieved in an earlier window opens its dialog;
 "earlier turns" and the window URL without JavaScript reach the first message; the walk
-crosses windows; a tool message's hits load when it is expanded."""
+crosses windows; a panel entry links the claims of other windows citing its source; a tool
+message's hits load when it is expanded."""
 
 from __future__ import annotations
 
@@ -79,6 +80,28 @@ def test_without_javascript_the_window_urls_reach_the_first_message(
     expect(page).to_have_url(re.compile(r"\?window=1$"))
     expect(page.locator("[data-messages] > li").first).to_have_attribute("data-seq", "1")
     expect(page.locator("[data-earlier-turns]")).to_have_count(0)
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_a_panel_entry_links_the_claims_of_other_windows_citing_its_source(
+    reader: tuple[User, Any], open_page: OpenPage, javascript: bool
+) -> None:
+    # Every answer cites the thread's first source: its entry in the last window's panel links
+    # the first claim of windows 1 and 2, each by its window's URL.
+    thread, first = long_thread(reader[0], 60)
+
+    page, watched = open_page(f"/threads/{thread.id}/", javascript=javascript)
+    links = page.locator(f'[data-sources-panel] [id="{first}"] [data-backlinks-elsewhere] a')
+    expect(links).to_have_count(2)
+    expect(links.first).to_contain_text("answer 1 (window 1")
+    anchor = links.first.get_attribute("data-backlink") or ""
+    links.first.click()
+    expect(page).to_have_url(re.compile(rf"\?window=1#{anchor}$"))
+    claim = page.locator(f'[id="{anchor}"]')
+    expect(claim).to_have_count(1)
+    expect(claim).to_be_in_viewport()
+    assert int(claim.locator("xpath=ancestor::li[@data-seq]").get_attribute("data-seq") or 0) <= 4
+    assert watched.errors == []
 
 
 def test_the_walk_crosses_windows(reader: tuple[User, Any], open_page: OpenPage) -> None:

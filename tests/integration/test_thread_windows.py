@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from knowledgeweb.knowledge import RetrievalHit
 from knowledgeweb.review.selectors import thread_verdicts
 from knowledgeweb.review.services import verdict_record
-from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
+from knowledgeweb.threads.models import MessageRender, Thread, ThreadCitation, ThreadSource
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
@@ -199,6 +199,44 @@ def test_a_citation_of_a_source_retrieved_in_an_earlier_window_finds_it_in_the_p
     assert "answer 60" in panel
 
 
+def _elsewhere(page: str, handle: str) -> list[tuple[str, str]]:
+    """The links of ``handle``'s panel entry to claims of other windows: (href, words)."""
+    entry = page.split(f'id="{handle}"', 1)[1].split("</li>", 1)[0]
+    found = re.search(r"data-backlinks-elsewhere>(.*?)</p>", entry, re.S)
+    return re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', found.group(1)) if found else []
+
+
+def test_the_panel_links_the_claims_of_other_windows_citing_a_source(owner: User, client: Client) -> None:
+    """Every answer cites the thread's first source: each window's entry for it links the first
+    claim of every other window citing it, by that window's URL (issue 25: backlinks across
+    windows), and an answer appended later counts where it lands."""
+    thread, first = long_thread(owner, 60)  # windows of 100, 100 and 40 messages: answers 1-25, 26-50, 51-60
+    anchors = dict(ThreadCitation.objects.filter(thread=thread, handle=first).values_list("window", "anchor"))
+    assert sorted(anchors) == [1, 2, 3]
+    # The first claim of window 1 is answer 1's first link (its own search's source is the first).
+    assert anchors[1].endswith("-1")
+
+    last = client.get(f"/threads/{thread.id}/").content.decode()
+    assert _elsewhere(last, first) == [
+        (f"?window=1#{anchors[1]}", "answer 1 (window 1, 26 claims)"),
+        (f"?window=2#{anchors[2]}", "answer 26 (window 2, 25 claims)"),
+    ]
+    middle = client.get(f"/threads/{thread.id}/?window=2").content.decode()
+    assert [words for _, words in _elsewhere(middle, first)] == [
+        "answer 1 (window 1, 26 claims)",
+        "answer 51 (window 3, 10 claims)",
+    ]
+    # A source cited in one window only links nowhere else.
+    only_here = ThreadCitation.objects.filter(thread=thread, window=3).exclude(handle=first).first()
+    assert only_here is not None
+    assert _elsewhere(last, only_here.handle) == []
+    # Each link lands on the claim: that window's page holds the anchor.
+    assert f'id="{anchors[1]}"' in client.get(f"/threads/{thread.id}/?window=1").content.decode()
+
+    message_append(thread=thread, type="ai", content=f"Once more [doc 0](#{first}).")
+    assert ThreadCitation.objects.get(thread=thread, handle=first, window=3).count == 11
+
+
 def test_the_walk_goes_on_in_the_nearest_windows_holding_a_problem(owner: User, client: Client) -> None:
     thread, _ = long_thread(owner, 60)  # a citation with no source in the first and the last window
 
@@ -249,9 +287,17 @@ def test_a_re_render_keeps_every_window_and_every_place(owner: User) -> None:
     windows = dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window"))
     places = set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq"))
 
+    cited = set(
+        ThreadCitation.objects.filter(thread=thread).values_list("handle", "window", "count", "anchor")
+    )
+
     thread_rerender(thread=thread, force=True)
 
     assert dict(MessageRender.objects.filter(thread=thread).values_list("message_id", "window")) == windows
+    assert (
+        set(ThreadCitation.objects.filter(thread=thread).values_list("handle", "window", "count", "anchor"))
+        == cited
+    )
     assert (
         set(ThreadSource.objects.filter(thread=thread).values_list("handle", "kind", "window", "seq"))
         == places

@@ -146,12 +146,14 @@ def source_entry(
     marks: Collection[int] = (),
     backlinks: Sequence[tuple[str, str]] = (),
     note: str = "",
+    elsewhere: Sequence[tuple[str, str, str]] = (),
 ) -> SafeString:
     """The whole panel entry from its stored parts: anchor (``id`` is the handle), body and count.
 
     ``number`` is the source's number in the thread, ``marks`` the excerpt sentences closest
-    to the claims that cite it, ``backlinks`` each citing place as (anchor, words), and ``note``
-    what tells it apart from another source of the same title.
+    to the claims that cite it, ``backlinks`` each citing place as (anchor, words), ``note``
+    what tells it apart from another source of the same title, and ``elsewhere`` the claims of
+    the thread's other page windows citing it, one per window as (href, anchor, words).
     """
     opening, body = parts
     handle = _attribute(opening, "id")
@@ -163,7 +165,10 @@ def source_entry(
             body = f'{body[:end]}<span class="source-title-note"> ({escape(note)})</span>{body[end:]}'
     if marks:
         body = mark_sentences(body, marks)
-    count = f"Cited {citations} time{'' if citations == 1 else 's'}" if citations else "Retrieved, not cited"
+    if citations:
+        count = f"Cited {citations} time{'' if citations == 1 else 's'}"
+    else:
+        count = "Not cited in this window" if elsewhere else "Retrieved, not cited"
     # The number opens the source with every claim citing it (the thread's), with a script; it
     # is the entry's own anchor without one.
     badge = (
@@ -180,6 +185,14 @@ def source_entry(
             f'<a href="#{escape(a)}" data-backlink="{escape(a)}">{escape(w)}</a>' for a, w in backlinks
         )
         places = f'<p class="source-backlinks" data-backlinks>Cited in {links}</p>'
+    if elsewhere:
+        # A link to another window's URL and the claim's anchor: it works without a script, and
+        # the script jumps in place when that window was loaded into the page.
+        links = ", ".join(
+            f'<a href="{escape(h)}" data-backlink="{escape(a)}" data-backlink-window>{escape(w)}</a>'
+            for h, a, w in elsewhere
+        )
+        places += f'<p class="source-backlinks" data-backlinks-elsewhere>Cited in other windows: {links}</p>'
     return SafeString(  # both parts were escaped or built by source_entry_body at write
         f'{opening} data-citations="{citations}">{badge}{body}<p class="source-count">{count}</p>{places}</li>'
     )

@@ -1,9 +1,11 @@
-"""The stored index of a windowed thread page: each render's window, each source's place.
+"""The stored index of a windowed thread page: each render's window, each source's place,
+and where each source is cited.
 
 Written with the renders (``threads.services.renders``), under the thread's lock: a new
-message joins the thread's last window or opens the next (``threads.windows``), and a tool
-message records where each of its sources lives (``ThreadSource``, the first claim wins).
-A re-render keeps every window and rebuilds the places from the renders it stores.
+message joins the thread's last window or opens the next (``threads.windows``), a tool
+message records where each of its sources lives (``ThreadSource``, the first claim wins),
+and an answer counts its citations of each source in its window (``ThreadCitation``).
+A re-render keeps every window and rebuilds the places and citations from its renders.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from uuid import UUID
 
 from django.db.models import Count, Sum
 
-from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
-from knowledgeweb.threads.windows import Place, WindowTail, sent_size, tool_places
+from knowledgeweb.threads.models import MessageRender, MessageType, Thread, ThreadCitation, ThreadSource
+from knowledgeweb.threads.windows import Place, WindowTail, citation_counts, sent_size, tool_places
 
 
 def window_tail(thread: Thread) -> WindowTail:
@@ -88,3 +90,58 @@ def places_rebuild(thread: Thread, rows: Sequence[MessageRender]) -> None:
     """Place every source of the thread again from its tool renders (``rows``, in ``seq`` order)."""
     ThreadSource.objects.filter(thread=thread).delete()
     places_store(thread, rows)
+
+
+def citations_store(thread: Thread, answers: Sequence[tuple[MessageRender, int]]) -> None:
+    """Count where these answers' renders (each with its answer number, in ``seq`` order) cite
+    each source, window by window: a window's count grows, its first claim stays the first."""
+    counted = citation_counts((row.citations or [], row.window, row.seq, answer) for row, answer in answers)
+    if not counted:
+        return
+    known = ThreadCitation.objects.filter(
+        thread=thread,
+        handle__in={handle for handle, _ in counted},
+        window__in={window for _, window in counted},
+    )
+    grown = []
+    for row in known:
+        new = counted.pop((row.handle, row.window), None)
+        if new is not None:
+            row.count += new.count
+            grown.append(row)
+    if grown:
+        ThreadCitation.objects.bulk_update(grown, ["count"], batch_size=500)
+    ThreadCitation.objects.bulk_create(
+        [
+            ThreadCitation(
+                thread=thread,
+                handle=handle,
+                window=window,
+                count=cited.count,
+                anchor=cited.anchor,
+                seq=cited.seq,
+                answer=cited.answer,
+            )
+            for (handle, window), cited in counted.items()
+        ],
+        batch_size=500,
+    )
+
+
+def citations_rebuild(thread: Thread, answers: Sequence[tuple[MessageRender, int]]) -> None:
+    """Count every citation of the thread again from its answers' renders."""
+    ThreadCitation.objects.filter(thread=thread).delete()
+    citations_store(thread, answers)
+
+
+def numbered_answers(
+    rows: Sequence[MessageRender], types: Sequence[str], *, before: int = 0
+) -> list[tuple[MessageRender, int]]:
+    """The answers among ``rows`` (whose messages have ``types``, in ``seq`` order) with their
+    numbers in the thread, ``before`` answers coming before the first row."""
+    numbered: list[tuple[MessageRender, int]] = []
+    for row, kind in zip(rows, types, strict=True):
+        if kind == MessageType.AI:
+            before += 1
+            numbered.append((row, before))
+    return numbered

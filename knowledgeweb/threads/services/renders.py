@@ -31,7 +31,15 @@ from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thr
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.rendering.version import render_is_current
 from knowledgeweb.threads.selectors import render_row, renders_compute
-from knowledgeweb.threads.services.places import places_rebuild, places_store, window_tail, windows_assign
+from knowledgeweb.threads.services.places import (
+    citations_rebuild,
+    citations_store,
+    numbered_answers,
+    places_rebuild,
+    places_store,
+    window_tail,
+    windows_assign,
+)
 from knowledgeweb.threads.tallies import tallies_of
 
 _UPDATED_FIELDS = [
@@ -98,6 +106,8 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
     if message.type == MessageType.TOOL:
         places_store(thread, [row])
     if message.type == MessageType.AI:
+        answer = Message.objects.filter(thread=thread, type=MessageType.AI, seq__lte=message.seq).count()
+        citations_store(thread, [(row, answer)])
         # Under the thread's lock: the numbers read here are the last answer's.
         known = Thread.objects.filter(pk=thread.pk).values_list("source_numbers", flat=True).first()
         added = tallies_of([rendering], known or {})
@@ -135,6 +145,7 @@ def renders_store(
     windows_assign(rows, {})
     MessageRender.objects.bulk_create(rows, batch_size=500)
     places_store(thread, [row for row, m in zip(rows, messages, strict=True) if m.type == MessageType.TOOL])
+    citations_store(thread, numbered_answers(rows, [m.type for m in messages]))
     _set_tallies(thread, renderings)
 
 
@@ -181,6 +192,7 @@ def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, Mess
         places_rebuild(
             thread, [row for row, m in zip(ordered, messages, strict=True) if m.type == MessageType.TOOL]
         )
+        citations_rebuild(thread, numbered_answers(ordered, [m.type for m in messages]))
     return len(computed.fresh)
 
 

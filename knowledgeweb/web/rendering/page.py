@@ -105,20 +105,31 @@ class PageCitations:
         number: int,
         note: str,
         evidence: Evidence | None,
+        elsewhere: Sequence[tuple[str, str, str]] = (),
     ) -> SourceEntry:
-        """The panel's entry of a source the page cites, from its stored entry ``parts``."""
+        """The panel's entry of a source the page cites, from its stored entry ``parts``;
+        ``elsewhere``: the claims of other windows citing it (``source_entry``)."""
         count = self.counts[handle]
         marks = self.marks.get(handle, set())
         citing = self.citing.get(handle, [])
         html = source_entry(
-            parts, count, number=number, marks=marks, backlinks=deduplicated(citing), note=note
+            parts,
+            count,
+            number=number,
+            marks=marks,
+            backlinks=deduplicated(citing),
+            note=note,
+            elsewhere=elsewhere,
         )
         return SourceEntry(handle, count, document_link(html, thread, citing, marks), evidence, number, note)
 
 
-def uncited_entry(handle: str, parts: Sequence[str], note: str) -> SourceEntry:
-    """The panel's entry of a source retrieved on the page that no answer cites."""
-    return SourceEntry(handle, 0, source_entry(parts, 0, note=note), note=note)
+def uncited_entry(
+    handle: str, parts: Sequence[str], note: str, elsewhere: Sequence[tuple[str, str, str]] = ()
+) -> SourceEntry:
+    """The panel's entry of a source retrieved on the page that no answer of the page cites
+    (``elsewhere``: the claims of other windows that do)."""
+    return SourceEntry(handle, 0, source_entry(parts, 0, note=note, elsewhere=elsewhere), note=note)
 
 
 @dataclass(frozen=True, slots=True)

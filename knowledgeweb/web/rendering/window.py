@@ -18,7 +18,13 @@ from uuid import UUID
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.threads.evidence import evidence_from_json
 from knowledgeweb.threads.models import MessageRender, Thread, ThreadSource
-from knowledgeweb.threads.windowing import SourcePlace, ThreadWindow, thread_places
+from knowledgeweb.threads.windowing import (
+    CitedElsewhere,
+    SourcePlace,
+    ThreadWindow,
+    citations_elsewhere,
+    thread_places,
+)
 from knowledgeweb.threads.windows import window_href
 from knowledgeweb.web.rendering.page import (
     PageCitations,
@@ -72,12 +78,19 @@ def render_window(thread: Thread, window: ThreadWindow) -> ThreadView:
     ]
     shown = {h: list(found[h].entry) for h in [*cited_handles, *retrieved_here] if found[h].entry}
     notes = title_notes(shown)
+    # The claims of other windows citing what the panel shows: one link per window.
+    other = citations_elsewhere(thread=thread, handles=shown, window=window.number)
+    elsewhere = {h: [_cited_in(c) for c in other.get(h, [])] for h in shown}
     cited = tuple(
-        page.cited_entry(thread, h, shown[h], numbers.get(h, 0), notes.get(h, ""), _evidence(found[h]))
+        page.cited_entry(
+            thread, h, shown[h], numbers.get(h, 0), notes.get(h, ""), _evidence(found[h]), elsewhere[h]
+        )
         for h in cited_handles
         if h in shown
     )
-    uncited_entries = tuple(uncited_entry(h, shown[h], notes.get(h, "")) for h in retrieved_here)
+    uncited_entries = tuple(
+        uncited_entry(h, shown[h], notes.get(h, ""), elsewhere[h]) for h in retrieved_here
+    )
     views = with_calls_and_parts(views, window.messages)
     return ThreadView(messages=tuple(views), cited=cited, uncited=uncited_entries, issues=tuple(page.issues))
 
@@ -97,6 +110,15 @@ def _retrieval(place: SourcePlace, current: int) -> Retrieval:
     anchor = f"message-{_uuid(place.message_id)}"
     href = f"#{anchor}" if place.window == current else window_href(place.window, anchor)
     return Retrieval(place.seq, href, f"the {place.message_name or 'tool'} result, message {place.seq}")
+
+
+def _cited_in(cited: CitedElsewhere) -> tuple[str, str, str]:
+    more = f", {cited.count} claims" if cited.count > 1 else ""
+    return (
+        window_href(cited.window, cited.anchor),
+        cited.anchor,
+        f"answer {cited.answer} (window {cited.window}{more})",
+    )
 
 
 def _uuid(value: UUID | str) -> str:
