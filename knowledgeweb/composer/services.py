@@ -21,7 +21,7 @@ happened the answer is complete. Never half an answer (docs/decisions/0025-llm-c
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator
 
 from django.contrib.auth.models import User
 
@@ -262,7 +262,3 @@ def turn_ask(
             output_limit=output_limit,
         )
     )
-
-
-def evidence_handles(available: Mapping[str, Evidence]) -> list[str]:
-    return list(available)
