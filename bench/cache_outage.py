@@ -1,8 +1,9 @@
 """What a hung Redis adds to a request: at most one socket timeout (target <= 0.25 s).
 
-The measured request is ``GET /api/threads/<id>`` with a bearer token: the token check reads
-the failed-check rate limit from the cache on every request (``ops/ratelimit.py``). The
-cache's calls are counted (``bench/counting_cache.py``); when the measured requests made none,
+The measured request is a search, ``POST /api/knowledge/search`` with a bearer token against
+the embedded local index: it counts against the search rate limit in the cache on every
+request (``ops/ratelimit.py``; a valid token alone touches the cache on its failure path
+only, decision 0037). The cache's calls are counted (``bench/counting_cache.py``); when the measured requests made none,
 the bench fails instead of reporting a hung cache that costs nothing.
 
 A local TCP listener accepts connections and never answers (a hung Redis). The same
@@ -19,6 +20,7 @@ Prints medians, then the verdicts: the cache was called, and the worst case's ad
 
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 import sys
@@ -65,6 +67,8 @@ def cache_at(port: int) -> dict[str, object]:
 
 
 def main() -> int:
+    # Each side's searches count against the limit; the bench must not be refused (a 429).
+    os.environ["RATE_LIMIT_SEARCH"] = "100000/minute"
     setup_django()
     import logging
 
@@ -74,29 +78,15 @@ def main() -> int:
 
     from bench.counting_cache import CountingRedisCache
     from knowledgeweb.accounts.services import token_create
-    from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, format_result
+    from knowledgeweb.bindings.services import binding_create
     from knowledgeweb.ops import cache as resilient
-    from knowledgeweb.threads.services import message_append, thread_create
 
     logging.disable(logging.WARNING)  # the degradation is logged once per request here
     user = User.objects.create_user("bench", password="bench-password-1")
-    thread = thread_create(owner=user, title="Outage", agent_name="bench")
-    for m in range(20):
-        hits = tuple(RetrievalHit(text=f"Fact {m}.{h}.", title=f"d{h}.md") for h in range(5))
-        content, artifact = format_result(RetrievalResult(provider="local", query="q", hits=hits))
-        message_append(
-            thread=thread,
-            type="tool",
-            name="knowledge_search",
-            content=content,
-            artifact=artifact,
-            trusted=True,
-        )
-        handle = content.split("(#")[1].split(")")[0]
-        message_append(thread=thread, type="ai", content=f"Answer [fact](#user-content-{handle}).")
+    binding_create(name="bench-local", provider="local", tools=["knowledge_search"], users=[user])
     _, token = token_create(user=user, name="bench")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    url = f"/api/threads/{thread.id}"
+    body = {"tool": "knowledge_search", "query": "how are citations verified?"}
     plain_static = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -117,7 +107,7 @@ def main() -> int:
                         resilient._PAUSES.clear()
                     before = CountingRedisCache.calls
                     start = time.perf_counter()
-                    response = client.get(url)
+                    response = client.post("/api/knowledge/search", body, content_type="application/json")
                     samples[name].append(time.perf_counter() - start)
                     calls[name] += CountingRedisCache.calls - before
                     if response.status_code != 200:
@@ -125,7 +115,7 @@ def main() -> int:
                         return 1
     base = statistics.median(samples["without a cache"])
     print(
-        f"GET /api/threads/<id> with a bearer token (a thread of 40 messages), {ROUNDS} rounds, sides taking turns"
+        f"POST /api/knowledge/search with a bearer token (the local index), {ROUNDS} rounds, sides taking turns"
     )
     for name, values in samples.items():
         print(

@@ -3,12 +3,13 @@
 Two identical threads (50 answers citing 4 found sources each: 200 citations in 100 messages,
 one page window) in one review queue; on one, reviewers recorded 200 verdicts (one per
 citation, by two reviewers, so the lead sees chips on every citation of the page). The lead's GET /threads/<id>/ of each is timed in turns
-(``interleaved_medians``): verdicts are laid over the stored render at assembly, never a reason
+(``interleaved_medians``, each sample after a ``gc.collect()``): verdicts are laid over the stored render at assembly, never a reason
 to render a message again, which is counted too (no render during either page).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ if __package__ in {None, ""}:
 from bench.harness import finish, interleaved_medians, setup_django, show_count, show_ratio, show_time
 
 ANSWERS = 50
+REPEAT = 15
 CITED = 4  # sources each answer cites
 TARGET = 1.2
 
@@ -94,16 +96,19 @@ def main() -> int:
     page = client.get(f"/threads/{judged.id}/").content.decode()
     chips = page.count('class="verdict-chip ')
     before = render_counter.count
+    # Each sample starts from a collected heap: the previous sample's garbage would otherwise
+    # be collected during whichever page comes next (each page's own collections still count).
     medians = interleaved_medians(
         {
             "without": lambda: client.get(f"/threads/{plain.id}/"),
             "with": lambda: client.get(f"/threads/{judged.id}/"),
         },
-        repeat=9,
+        repeat=REPEAT,
+        before={"without": gc.collect, "with": gc.collect},
     )
     renders = render_counter.count - before
-    show_time("page without verdicts", medians["without"], repeat=9)
-    show_time("page with 200 verdicts", medians["with"], repeat=9)
+    show_time("page without verdicts", medians["without"], repeat=REPEAT)
+    show_time("page with 200 verdicts", medians["with"], repeat=REPEAT)
     ok = show_ratio("200 verdicts: page with / page without", medians["with"] / medians["without"], TARGET)
     ok = show_count("verdict chips on the page", chips, 200) and ok
     ok = show_count("messages rendered while serving the pages", renders, 0) and ok

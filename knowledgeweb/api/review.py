@@ -30,6 +30,8 @@ _WRITE_ERRORS: dict[int, Any] = {**_ERRORS, 400: ErrorOut, 413: ErrorOut}
 
 
 def _verdict_out(verdict: VerdictView) -> VerdictOut:
+    if verdict.created_at is None:  # the API reads verdicts with their times (the default)
+        raise ValueError("a verdict read without its time cannot be sent")
     return VerdictOut(
         id=verdict.pk,
         kind=verdict.kind,

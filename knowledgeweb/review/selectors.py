@@ -18,10 +18,10 @@ who judge nothing (the owner, staff), since they cannot be swayed (decision 0121
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from knowledgeweb.review.access import ThreadAccess
@@ -180,9 +180,9 @@ def message_citation_count(*, thread: Thread, message_id: UUID) -> int:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class VerdictView:
-    """A verdict as read for showing it: the fields, and its reviewer's name (no model rows)."""
+class VerdictView(NamedTuple):
+    """A verdict as read for showing it: the fields, and its reviewer's name (no model rows).
+    A named tuple: a page builds one per verdict it shows, straight from a database row."""
 
     pk: int
     message_id: UUID
@@ -194,7 +194,8 @@ class VerdictView:
     note: str
     reviewer_id: int
     reviewer_name: str
-    created_at: datetime
+    #: None when read for chips only (``thread_verdicts(timed=False)``).
+    created_at: datetime | None
 
     @property
     def word(self) -> str:
@@ -234,14 +235,21 @@ _VIEW_FIELDS = (
 )
 
 
-def thread_verdicts(*, thread: Thread, message_ids: Collection[UUID] | None = None) -> list[VerdictView]:
-    """Every verdict on ``thread`` (on ``message_ids`` only, when given: a page window's),
-    oldest first, with its reviewer's name, in one query."""
+def thread_verdicts(
+    *, thread: Thread, seqs: tuple[int, int] | None = None, timed: bool = True
+) -> list[VerdictView]:
+    """Every verdict on ``thread`` (on its messages from ``seqs[0]`` to ``seqs[1]`` only, when
+    given: a page window's), oldest first, with its reviewer's name, in one query.
+    ``timed=False`` leaves ``created_at`` None: a page laying chips over itself never shows when,
+    and reading the time is most of the cost of a row."""
     verdicts = Verdict.objects.filter(thread=thread)
-    if message_ids is not None:
-        verdicts = verdicts.filter(message_id__in=message_ids)
-    rows = verdicts.order_by("created_at", "id").values_list(*_VIEW_FIELDS)
-    return [VerdictView(*row) for row in rows]
+    if seqs is not None:
+        # A window is a run of seqs: a range, not a list of its hundred message ids.
+        verdicts = verdicts.filter(message__seq__gte=seqs[0], message__seq__lte=seqs[1])
+    ordered = verdicts.order_by("created_at", "id")
+    if not timed:
+        return [VerdictView._make((*row, None)) for row in ordered.values_list(*_VIEW_FIELDS[:-1])]
+    return [VerdictView._make(row) for row in ordered.values_list(*_VIEW_FIELDS)]
 
 
 def thread_verdict_count(*, thread_id: UUID) -> int:

@@ -121,7 +121,8 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
         raise Http404(str(exc)) from exc
     view = render_window(thread, window)
     # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
-    verdicts = thread_verdicts(thread=thread, message_ids=[message.id for message in window.messages])
+    seqs = (window.messages[0].seq, window.messages[-1].seq) if window.messages else (0, 0)
+    verdicts = thread_verdicts(thread=thread, seqs=seqs, timed=False)
     if verdicts:  # laid over the stored render; a page without verdicts reads nothing more
         stored = {message_id: render.citations for message_id, render in window.renders.items()}
         items = judged_items(verdicts=verdicts, citations=stored)

@@ -92,16 +92,23 @@ def places_rebuild(thread: Thread, rows: Sequence[MessageRender]) -> None:
     places_store(thread, rows)
 
 
-def citations_store(thread: Thread, answers: Sequence[tuple[MessageRender, int]]) -> None:
+def citations_store(
+    thread: Thread, answers: Sequence[tuple[MessageRender, int]], *, fresh: bool = False
+) -> None:
     """Count where these answers' renders (each with its answer number, in ``seq`` order) cite
-    each source, window by window: a window's count grows, its first claim stays the first."""
+    each source, window by window: a window's count grows, its first claim stays the first.
+    ``fresh``: the thread has no counts yet (an import, a rebuild), so none is read first."""
     counted = citation_counts((row.citations or [], row.window, row.seq, answer) for row, answer in answers)
     if not counted:
         return
-    known = ThreadCitation.objects.filter(
-        thread=thread,
-        handle__in={handle for handle, _ in counted},
-        window__in={window for _, window in counted},
+    known = (
+        ThreadCitation.objects.none()
+        if fresh
+        else ThreadCitation.objects.filter(
+            thread=thread,
+            handle__in={handle for handle, _ in counted},
+            window__in={window for _, window in counted},
+        )
     )
     grown = []
     for row in known:
@@ -131,7 +138,7 @@ def citations_store(thread: Thread, answers: Sequence[tuple[MessageRender, int]]
 def citations_rebuild(thread: Thread, answers: Sequence[tuple[MessageRender, int]]) -> None:
     """Count every citation of the thread again from its answers' renders."""
     ThreadCitation.objects.filter(thread=thread).delete()
-    citations_store(thread, answers)
+    citations_store(thread, answers, fresh=True)
 
 
 def numbered_answers(

@@ -145,7 +145,7 @@ def renders_store(
     windows_assign(rows, {})
     MessageRender.objects.bulk_create(rows, batch_size=500)
     places_store(thread, [row for row, m in zip(rows, messages, strict=True) if m.type == MessageType.TOOL])
-    citations_store(thread, numbered_answers(rows, [m.type for m in messages]))
+    citations_store(thread, numbered_answers(rows, [m.type for m in messages]), fresh=True)
     _set_tallies(thread, renderings)
 
 

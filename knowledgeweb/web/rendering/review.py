@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from html import escape
 from uuid import UUID
 
@@ -38,16 +39,20 @@ _HOOK = re.compile(r'id="cite-([0-9a-f]{32})-([0-9]+)"[^>]*>.*?</a>', re.S)
 
 def chip(verdict: VerdictView, *, by: bool = True) -> str:
     """One verdict as a chip: icon (hidden from screen readers), word, and whose it is."""
-    value = verdict.value
+    return _chip(verdict.value, verdict.reviewer_name if by else None, verdict.note)
+
+
+@lru_cache(maxsize=4_096)
+def _chip(value: str, reviewer_name: str | None, note: str) -> str:
+    # A pure function of what it shows: a page of many verdicts repeats a few values and
+    # names, so each chip's HTML is built and escaped once (bench/verdicts.py).
     word = escape(VERDICT_WORDS.get(value, value))
     icon = VERDICT_ICONS.get(value, "•")
-    who = f'<span class="verdict-by"> · {escape(verdict.reviewer_name)}</span>' if by else ""
-    note = (
-        f'<span class="verdict-note" data-verdict-note>{escape(verdict.note)}</span>' if verdict.note else ""
-    )
+    who = f'<span class="verdict-by"> · {escape(reviewer_name)}</span>' if reviewer_name is not None else ""
+    note_html = f'<span class="verdict-note" data-verdict-note>{escape(note)}</span>' if note else ""
     return (
         f'<span class="verdict-chip verdict-{escape(value)}" data-verdict="{escape(value)}">'
-        f'<span class="verdict-icon" aria-hidden="true">{icon}</span> {word}{who}{note}</span>'
+        f'<span class="verdict-icon" aria-hidden="true">{icon}</span> {word}{who}{note_html}</span>'
     )
 
 
