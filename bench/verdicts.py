@@ -2,9 +2,10 @@
 
 Two identical threads (50 answers citing 4 found sources each: 200 citations in 100 messages,
 one page window) in one review queue; on one, reviewers recorded 200 verdicts (one per
-citation, by two reviewers, so the lead sees chips on every citation of the page). The lead's GET /threads/<id>/ of each is timed in turns
-(``interleaved_medians``, each sample after a ``gc.collect()``): verdicts are laid over the stored render at assembly, never a reason
-to render a message again, which is counted too (no render during either page).
+citation, by two reviewers, so the lead sees chips on every citation of the page). The lead's
+GET /threads/<id>/ of each is timed in turns (``interleaved_medians``, each sample after a
+``gc.collect()``): verdicts are laid over the stored render at assembly, never a reason to
+render a message again, which is counted too (no render during either page).
 """
 
 from __future__ import annotations
