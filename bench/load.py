@@ -424,14 +424,24 @@ def report(name: str, recorder: Recorder, seconds: float, rows: list[str] | None
             f"  {route:36} {len(values):8d} {len(values) / seconds:7.1f} {p50:8.1f} "
             f"{p99:8.1f}  {statuses}; errors: {errors}"
         )
-        if rows is not None:
-            rows.append(
-                f"| {name.split(':')[0]} | `{route}` | {len(values)} | {len(values) / seconds:.1f} | "
-                f"{p50:.1f} | {p99:.1f} | {errors} |"
-            )
+    if rows is not None:
+        rows.extend(table_rows(name, recorder, seconds))
     for route, problems in recorder.errors.items():
         if route not in recorder.latencies:
             print(f"  {route:36} transport errors: {len(problems)} ({', '.join(sorted(set(problems)))})")
+
+
+def table_rows(name: str, recorder: Recorder, seconds: float) -> list[str]:
+    """A phase's Markdown rows for the docs: per route, requests, rate, p50, p99 and errors."""
+    rows = []
+    for route in sorted(recorder.latencies):
+        values = recorder.latencies[route]
+        p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
+        rows.append(
+            f"| {name.split(':')[0]} | `{route}` | {len(values)} | {len(values) / seconds:.1f} | "
+            f"{p50:.1f} | {p99:.1f} | {len(recorder.errors.get(route, []))} |"
+        )
+    return rows
 
 
 def page_p99(recorder: Recorder) -> float:
@@ -541,7 +551,9 @@ def main() -> int:
         from bench.review import report_reviewers, run_reviewers
 
         print("\n4. reviewers: one review queue, overlap 1")
-        report_reviewers(run_reviewers(base, review_fixture, seconds), verdicts=False)
+        reviewing = run_reviewers(base, review_fixture, seconds)
+        report_reviewers(reviewing, verdicts=False)
+        rows.extend(table_rows("4. reviewers", reviewing.recorder, reviewing.seconds))
         idle_p99, loaded_p99 = page_p99(idle), page_p99(stalled_phase)
         ratio = statistics.median(ratios)
         print(
@@ -549,7 +561,11 @@ def main() -> int:
             f"{loaded_p99 * 1000:.1f} ms; per round " + ", ".join(f"{r:.2f}" for r in ratios)
         )
         met = verdict("load: page p99 with half the capacity stalled / idle, median of rounds", ratio, 1.5)
-        total_errors = sum(len(v) for phase in (idle, stalled_phase, mixed) for v in phase.errors.values())
+        total_errors = sum(
+            len(v)
+            for phase in (idle, stalled_phase, mixed, reviewing.recorder)
+            for v in phase.errors.values()
+        )
         print(
             f"errors (unexpected statuses, transport errors, answered searches without sources): {total_errors}"
         )
