@@ -15,7 +15,8 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
-from uuid import uuid4
+from typing import Any
+from uuid import UUID, uuid4
 
 if __package__ in {None, ""}:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -71,6 +72,24 @@ def main() -> int:
     assert len(items) == CITATIONS + 1, len(items)
     answer_message = next(m for m in messages if m.type == "ai")
 
+    def verdicts_on(thread: Any, message_id: UUID) -> list[Any]:
+        """Every reviewer's verdict on every item of the model answer, as copied to ``thread``."""
+        return [
+            Verdict(
+                thread=thread,
+                message_id=message_id,
+                kind=item.key.kind,
+                position=item.key.position,
+                href=item.href,
+                label=item.label,
+                value=("supports" if item.key.kind == "citation" else "acceptable"),
+                note="A note.",
+                reviewer=reviewer,
+            )
+            for item in items
+            for reviewer in reviewers
+        ]
+
     def add_threads(count: int, batch: int = 100) -> None:
         """Clone the model thread ``count`` times, judged by every reviewer, in bulk batches."""
         for offset in range(0, count, batch):
@@ -114,21 +133,7 @@ def main() -> int:
                     )
                     for m in messages
                 ]
-                judged += [
-                    Verdict(
-                        thread=thread,
-                        message_id=ids[answer_message.id],
-                        kind=item.key.kind,
-                        position=item.key.position,
-                        href=item.href,
-                        label=item.label,
-                        value=("supports" if item.key.kind == "citation" else "acceptable"),
-                        note="A note.",
-                        reviewer=reviewer,
-                    )
-                    for item in items
-                    for reviewer in reviewers
-                ]
+                judged += verdicts_on(thread, ids[answer_message.id])
             Message.objects.bulk_create(copies, batch_size=500)
             MessageRender.objects.bulk_create(shown, batch_size=500)
             Verdict.objects.bulk_create(judged, batch_size=1000)
@@ -151,23 +156,7 @@ def main() -> int:
     threads_small = SMALL // VERDICTS_PER_THREAD
     started = time.perf_counter()
     add_threads(threads_small - 1)  # the model thread is judged below
-    Verdict.objects.bulk_create(
-        [
-            Verdict(
-                thread=model,
-                message=answer_message,
-                kind=item.key.kind,
-                position=item.key.position,
-                href=item.href,
-                label=item.label,
-                value=("supports" if item.key.kind == "citation" else "acceptable"),
-                note="A note.",
-                reviewer=reviewer,
-            )
-            for item in items
-            for reviewer in reviewers
-        ]
-    )
+    Verdict.objects.bulk_create(verdicts_on(model, answer_message.id))
     info("building 5,000 verdicts", time.perf_counter() - started, unit=" s", digits=1)
     small = {fmt: peak(fmt) for fmt in ("jsonl", "csv")}
     add_threads(LARGE // VERDICTS_PER_THREAD - threads_small)

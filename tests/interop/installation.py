@@ -17,16 +17,14 @@ fixture turns into a test failure (never a skip).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import importlib.util
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+
+from tests.cached_venv import CachedVenv, building, pip_install
+from tests.cached_venv import InstallError as InstallError
+from tests.cached_venv import cache_root as cached_root
 
 #: The real clients, pinned. ``mcp`` 1.x is what langchain-mcp-adapters 0.3.x accepts.
 REQUIREMENTS = (
@@ -38,25 +36,11 @@ REQUIREMENTS = (
 )
 TAG = hashlib.sha256("\n".join(REQUIREMENTS).encode()).hexdigest()[:12]
 CACHE_ENV = "KNOWLEDGEWEB_INTEROP_CACHE"
-PIP_TIMEOUT_SECONDS = 1200
 _READY = ".knowledgeweb-ready"
 
 
-class InstallError(RuntimeError):
-    """The environment could not be built or verified; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Installation:
-    root: Path
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "venv"
-
-    @property
-    def python(self) -> Path:
-        return self.venv / "bin" / "python"
+class Installation(CachedVenv):
+    """The cache directory and what is built in it."""
 
     @property
     def generator(self) -> Path:
@@ -65,34 +49,15 @@ class Installation:
 
 def cache_root() -> Path:
     """Where the environment lives (see the module docstring)."""
-    configured = os.environ.get(CACHE_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser().resolve() / "knowledgeweb" / f"interop-{TAG}"
+    return cached_root(CACHE_ENV, f"interop-{TAG}")
 
 
 def prepare(root: Path | None = None) -> Installation:
     """The ready environment, built on first use; raise ``InstallError`` when it cannot be."""
     installation = Installation(root or cache_root())
-    try:
-        installation.root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InstallError(f"Cannot create the interop cache directory {installation.root}: {exc}.") from None
-    # Several test runs may start at once on one machine: one builds, the others wait.
-    with _locked(installation.root / ".lock"):
+    with building(installation.root, "interop"):
         _ensure_venv(installation)
     return installation
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _ensure_venv(installation: Installation) -> None:
@@ -100,27 +65,11 @@ def _ensure_venv(installation: Installation) -> None:
     marker = installation.venv / _READY
     if marker.is_file() and marker.read_text() == wanted and installation.python.is_file():
         return
-    log = installation.root / "install.log"
-    # This interpreter's pip installs into the new virtualenv (``pip --python``), which spares
-    # the seconds ``ensurepip`` takes.
-    outer_pip = importlib.util.find_spec("pip") is not None
-    if not installation.python.is_file():
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        without_pip = ["--without-pip"] if outer_pip else []
-        _run(
-            [base, "-m", "venv", *without_pip, str(installation.venv)],
-            log=log,
-            timeout=300,
-            what="create the virtualenv",
-        )
-    pip = [sys.executable, "-m", "pip", "--python", str(installation.python)]
-    if not outer_pip:
-        pip = [str(installation.python), "-m", "pip"]
-    _run(
-        [*pip, "install", "--disable-pip-version-check", *REQUIREMENTS],
-        log=log,
-        timeout=PIP_TIMEOUT_SECONDS,
-        what="pip install the interop clients (this needs PyPI once; later runs are offline)",
+    pip_install(
+        installation.venv,
+        REQUIREMENTS,
+        log=installation.root / "install.log",
+        what="pip install the interop clients",
     )
     found = installed_versions(installation)
     expected = dict(requirement.split("==") for requirement in REQUIREMENTS)
@@ -144,26 +93,6 @@ def installed_versions(installation: Installation) -> dict[str, str]:
         check=False,
     )
     return dict(line.split(" ", 1) for line in completed.stdout.splitlines() if " " in line)
-
-
-def _run(command: list[str], *, log: Path, timeout: int, what: str) -> None:
-    with log.open("a") as output:
-        output.write(f"$ {' '.join(command)}\n")
-        output.flush()
-        try:
-            completed = subprocess.run(  # noqa: S603 - venv and pip with fixed arguments
-                command, stdout=output, stderr=subprocess.STDOUT, timeout=timeout, check=False
-            )
-        except FileNotFoundError:
-            raise InstallError(f"Could not {what}: {command[0]} is not installed.") from None
-        except subprocess.TimeoutExpired:
-            raise InstallError(f"Could not {what}: it took more than {timeout} s. See {log}.") from None
-    if completed.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise InstallError(
-            f"Could not {what} (exit {completed.returncode}). Is the package registry reachable? "
-            f"Last lines of {log}:\n{tail}"
-        )
 
 
 if __name__ == "__main__":

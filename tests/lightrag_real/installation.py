@@ -19,19 +19,19 @@ A failed install raises :class:`InstallError`, which the fixture turns into a te
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+
+from tests.cached_venv import CachedVenv, building, pip_install
+from tests.cached_venv import InstallError as InstallError
+from tests.cached_venv import cache_root as cached_root
+from tests.cached_venv import run as run_step
 
 LIGHTRAG_VERSION = "1.5.7"
 LIGHTRAG_REQUIREMENT = f"lightrag-hku[api]=={LIGHTRAG_VERSION}"
@@ -40,7 +40,6 @@ TIKTOKEN_NPM_TARBALL = "tiktoken-1.0.22.tgz"
 #: The encodings tiktoken stores as ``.tiktoken`` files (``gpt2`` uses another format LightRAG never asks for).
 ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 CACHE_ENV = "KNOWLEDGEWEB_LIGHTRAG_CACHE"
-PIP_TIMEOUT_SECONDS = 1200
 NPM_TIMEOUT_SECONDS = 300
 _READY = ".knowledgeweb-ready"
 
@@ -59,21 +58,8 @@ print(json.dumps(found))
 """
 
 
-class InstallError(RuntimeError):
-    """The installation could not be built or verified; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Installation:
-    root: Path
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "venv"
-
-    @property
-    def python(self) -> Path:
-        return self.venv / "bin" / "python"
+class Installation(CachedVenv):
+    """The cache directory and what is built in it."""
 
     @property
     def server(self) -> Path:
@@ -85,37 +71,16 @@ class Installation:
 
 
 def cache_root() -> Path:
-    configured = os.environ.get(CACHE_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser().resolve() / "knowledgeweb" / f"lightrag-{LIGHTRAG_VERSION}"
+    return cached_root(CACHE_ENV, f"lightrag-{LIGHTRAG_VERSION}")
 
 
 def prepare(root: Path | None = None) -> Installation:
     """The ready installation, built on first use; raise ``InstallError`` when it cannot be."""
     installation = Installation(root or cache_root())
-    try:
-        installation.root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InstallError(
-            f"Cannot create the LightRAG cache directory {installation.root}: {exc}."
-        ) from None
-    # Several test runs may start at once on one machine: one builds, the others wait.
-    with _locked(installation.root / ".lock"):
+    with building(installation.root, "LightRAG"):
         _ensure_venv(installation)
         _ensure_tiktoken(installation)
     return installation
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # --- the virtualenv -----------------------------------------------------------------------
@@ -125,27 +90,12 @@ def _ensure_venv(installation: Installation) -> None:
     marker = installation.venv / _READY
     if marker.is_file() and marker.read_text() == LIGHTRAG_REQUIREMENT and installation.server.is_file():
         return
-    log = installation.root / "install.log"
-    # This interpreter's pip installs into the new virtualenv (``pip --python``), which spares
-    # the seconds ``ensurepip`` takes; pip itself goes in too, since LightRAG may call it.
-    outer_pip = importlib.util.find_spec("pip") is not None
-    if not installation.python.is_file():
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        without_pip = ["--without-pip"] if outer_pip else []
-        _run(
-            [base, "-m", "venv", *without_pip, str(installation.venv)],
-            log=log,
-            timeout=300,
-            what="create the virtualenv",
-        )
-    pip = [sys.executable, "-m", "pip", "--python", str(installation.python)]
-    if not outer_pip:
-        pip = [str(installation.python), "-m", "pip"]
-    _run(
-        [*pip, "install", "--disable-pip-version-check", "pip", LIGHTRAG_REQUIREMENT],
-        log=log,
-        timeout=PIP_TIMEOUT_SECONDS,
-        what=f'pip install "{LIGHTRAG_REQUIREMENT}" (this needs PyPI once; later runs are offline)',
+    # pip itself goes in too, since LightRAG may call it.
+    pip_install(
+        installation.venv,
+        ["pip", LIGHTRAG_REQUIREMENT],
+        log=installation.root / "install.log",
+        what=f'pip install "{LIGHTRAG_REQUIREMENT}"',
     )
     version = subprocess.run(  # noqa: S603 - the cached venv's own interpreter, fixed arguments
         [str(installation.python), "-c", "import importlib.metadata as m; print(m.version('lightrag-hku'))"],
@@ -160,26 +110,6 @@ def _ensure_venv(installation: Installation) -> None:
             f"and no usable lightrag-server, not {LIGHTRAG_VERSION}. Delete that directory and run again."
         )
     marker.write_text(LIGHTRAG_REQUIREMENT)
-
-
-def _run(command: list[str], *, log: Path, timeout: int, what: str) -> None:
-    with log.open("a") as output:
-        output.write(f"$ {' '.join(command)}\n")
-        output.flush()
-        try:
-            completed = subprocess.run(  # noqa: S603 - venv, pip and npm with fixed arguments
-                command, stdout=output, stderr=subprocess.STDOUT, timeout=timeout, check=False
-            )
-        except FileNotFoundError:
-            raise InstallError(f"Could not {what}: {command[0]} is not installed.") from None
-        except subprocess.TimeoutExpired:
-            raise InstallError(f"Could not {what}: it took more than {timeout} s. See {log}.") from None
-    if completed.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        raise InstallError(
-            f"Could not {what} (exit {completed.returncode}). Is the package registry reachable? "
-            f"Last lines of {log}:\n{tail}"
-        )
 
 
 # --- tiktoken -----------------------------------------------------------------------------
@@ -277,7 +207,7 @@ def _tiktoken_tarball(installation: Installation) -> Path:
             "install Node.js's npm (Debian: apt-get install npm)."
         )
     folder.mkdir(parents=True, exist_ok=True)
-    _run(
+    run_step(
         [npm, "pack", TIKTOKEN_NPM_PACKAGE, "--pack-destination", str(folder), "--silent"],
         log=installation.root / "install.log",
         timeout=NPM_TIMEOUT_SECONDS,
