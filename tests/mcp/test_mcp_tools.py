@@ -19,6 +19,7 @@ from knowledgeweb.bindings.services import binding_create
 from knowledgeweb.mcp_server import tools
 from knowledgeweb.mcp_server.server import build_server, tool_definitions
 from knowledgeweb.mcp_server.stdio import stdio_caller_source
+from knowledgeweb.ops import ratelimit
 from knowledgeweb.threads.models import Message, Thread
 from knowledgeweb.threads.services import thread_create
 from knowledgeweb.threads.services.messages import MAX_PROSE_CHARS
@@ -251,9 +252,13 @@ def test_entity_relations_and_provider_failures_over_mcp_are_the_apis(
 
 
 def test_searches_share_the_tokens_rate_limit_with_the_api_and_are_refused_with_its_429(
-    setup: Setup, settings: Any
+    setup: Setup, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "search": (2, 3600)}
+    # The two refusals are compared word for word, "try again in N s" included; on a real
+    # clock they can straddle a second and differ by one.
+    started = ratelimit.clock()
+    monkeypatch.setattr(ratelimit, "clock", lambda: started)
     thread = call(setup, "create_thread", {"title": "limited"}).structured_content
 
     assert (
