@@ -14,10 +14,11 @@ when its owner added it (``QueueThread``). The whole answer costs one query afte
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Exists, OuterRef, Q
+from django.db import connection
 
 from knowledgeweb.review.errors import ReviewForbiddenError
 from knowledgeweb.review.models import QueueThread, ReviewQueue
@@ -71,20 +72,35 @@ def thread_queues_for_user(*, user: User | AnonymousUser, thread: Thread) -> lis
     """The queues that contain ``thread`` and in which ``user`` reviews or leads (one query)."""
     if not user.is_authenticated or not user.is_active:
         return []
-    through_owners = ReviewQueue.owners.through
-    through_reviewers = ReviewQueue.reviewers.through
-    queues = (
-        ReviewQueue.objects.annotate(
-            owned=Exists(
-                through_owners.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=thread.owner_id)
-            ),
-            added=Exists(QueueThread.objects.filter(queue_id=OuterRef("pk"), thread_id=thread.pk)),
-            reviews=Exists(through_reviewers.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=user.pk)),
-        )
-        .filter(Q(owned=True) | Q(added=True))
-        .filter(Q(reviews=True) | Q(lead_id=user.pk))
+    thread_key = Thread._meta.pk.get_db_prep_value(thread.pk, connection)
+    params = [thread_key, thread.owner_id, thread_key, user.pk, user.pk]
+    queues = ReviewQueue.objects.raw(_queues_sql(), params)
+    # ``added`` (a column of the query): the thread's owner added it to the queue, so agent
+    # names, which narrow only the threads a queue takes by owner, do not apply.
+    return [
+        q
+        for q in queues
+        if q.added or queue_admits_agent(queue=q, agent_name=thread.agent_name)  # type: ignore[attr-defined]
+    ]
+
+
+@cache
+def _queues_sql() -> str:
+    # Every page of a thread asks this: written once as SQL rather than compiled from three
+    # ``Exists`` per request (compiling them cost more than running them: bench/render.py).
+    qn = connection.ops.quote_name
+    queue = qn(ReviewQueue._meta.db_table)
+    owners = qn(ReviewQueue.owners.through._meta.db_table)
+    reviewers = qn(ReviewQueue.reviewers.through._meta.db_table)
+    added = qn(QueueThread._meta.db_table)
+    return (
+        # Table names from the models, quoted; every value is a parameter.
+        f"SELECT q.*, EXISTS (SELECT 1 FROM {added} a WHERE a.queue_id = q.id AND a.thread_id = %s) AS added "  # noqa: S608
+        f"FROM {queue} q WHERE (EXISTS (SELECT 1 FROM {owners} o WHERE o.reviewqueue_id = q.id "
+        f"AND o.user_id = %s) OR EXISTS (SELECT 1 FROM {added} t WHERE t.queue_id = q.id AND t.thread_id = %s)) "
+        f"AND (EXISTS (SELECT 1 FROM {reviewers} r WHERE r.reviewqueue_id = q.id AND r.user_id = %s) "
+        "OR q.lead_id = %s) ORDER BY q.name"
     )
-    return [q for q in queues if q.added or queue_admits_agent(queue=q, agent_name=thread.agent_name)]
 
 
 def queue_admits_agent(*, queue: ReviewQueue, agent_name: str) -> bool:

@@ -38,6 +38,10 @@ class Thread(models.Model):
     # fixed when an answer is written (``knowledge.numbering``), read by the page, the
     # stream, the export and the citation report.
     source_numbers = models.JSONField(default=dict, blank=True, editable=False)
+    # Raised by every write that changes what a page of the thread shows (an append, an
+    # import, a re-render), in the same transaction: a ``StoredPage`` is served only while it
+    # was assembled at the thread's current revision.
+    render_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-created_at"]
@@ -248,3 +252,34 @@ class ThreadCitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.handle} cited {self.count}x in window {self.window} of {self.thread_id}"
+
+
+class StoredPage(models.Model):
+    """The thread page's last window as every reader sees it before their own overlays
+    (verdict chips, controls): assembled by the write that made it, in that write's
+    transaction, and served only while ``revision`` is the thread's ``render_revision`` and
+    ``renderer_version`` and ``assembly`` the running code's (docs/decisions/0108-stored-window-page.md).
+
+    What it holds is the page's own output (sanitized message HTML, escaped panel entries),
+    filled in by the page assembly (``web.rendering.stored``): the store keeps it, never reads
+    into it.
+    """
+
+    thread = models.OneToOneField(
+        Thread, on_delete=models.CASCADE, primary_key=True, related_name="stored_page"
+    )
+    revision = models.PositiveBigIntegerField()
+    renderer_version = models.PositiveIntegerField()
+    #: Which build of the page assembly made it (a digest of its code): a deploy that changes
+    #: how a page is put together never serves a page the old code assembled.
+    assembly = models.CharField(max_length=64)
+    window = models.PositiveIntegerField()
+    #: The window's messages as ``<li>`` items, and the panel's cited and retrieved entries.
+    items = models.TextField()
+    cited_html = models.TextField()
+    uncited_html = models.TextField()
+    #: The small rest (window numbers, seqs, turns, each message's place in ``items``, counts).
+    meta = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"window {self.window} of {self.thread_id} at revision {self.revision}"

@@ -1,4 +1,7 @@
-"""Deleting a message, by any path, forgets its cache entries.
+"""The threads store's signals: deleting a message forgets its cache entries, and a write that
+changed what a page shows says so (``thread_rendered``).
+
+Deleting a message, by any path, forgets its cache entries.
 
 Stored renders go with their message (a database cascade); the only cache
 entries keyed by a message are its memoized validations. A thread deleted in
@@ -14,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import post_delete
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 from knowledgeweb.memo import memo_delete_many
 from knowledgeweb.threads.evidence import evidence_cache_key
@@ -28,3 +31,11 @@ def forget_message_cache(sender: type[Message], instance: Message, **kwargs: Any
     # A reader that validated the message while the deleting transaction was open may
     # have written the entry back; forget it again once the deletion is final.
     transaction.on_commit(lambda: memo_delete_many([key]))
+
+
+#: Sent inside the transaction of every write that changed what a page of the thread shows (an
+#: append, an import, a re-render), once the thread's ``render_revision`` is raised, and by
+#: ``thread_rerender`` even when nothing needed rendering again (a deploy may have changed the
+#: page's assembly). Keyword argument: ``thread_id``. The page assembly stores the thread's last
+#: window from it (``web.rendering.stored``); a receiver's failure must never undo the write.
+thread_rendered = Signal()

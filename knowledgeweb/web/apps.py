@@ -5,3 +5,10 @@ class WebConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "knowledgeweb.web"
     label = "web"
+
+    def ready(self) -> None:
+        # The page assembly stores a thread's last window with every write that changes it.
+        from knowledgeweb.threads.signals import thread_rendered
+        from knowledgeweb.web.rendering.stored import store_last_window
+
+        thread_rendered.connect(store_last_window, dispatch_uid="knowledgeweb.web.store_last_window")

@@ -43,6 +43,9 @@ class Turn:
 class ThreadOutline:
     items: SafeString
     turns: tuple[Turn, ...]
+    #: Each message's item in ``items``: (message id hex, start, end), in page order (what a
+    #: reader's overlays find their message by, without parsing the page).
+    places: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def shown(self) -> bool:
@@ -61,6 +64,8 @@ def turn_outline(
     cited = {entry.handle: entry for entry in view.cited if entry.evidence is not None}
     parts: list[str] = []
     turns: list[Turn] = []
+    places: list[tuple[str, int, int]] = []
+    length = 0
     answers = answers_before
     for message_view in view.messages:
         message = message_view.message
@@ -69,20 +74,18 @@ def turn_outline(
             number = turns_before + len(turns) + 1
             turn = Turn(number, f"turn-{number}", _heading_text(content))
             turns.append(turn)
-            parts.append(_question_item(message_view, turn, content))
+            part = _question_item(message_view, turn, content)
         elif message.type == MessageType.AI:
             answers += 1
-            parts.append(
-                # Listed by number, so an answer's list reads [1] [2] [4], never [4] [1] [2].
-                _answer_item(
-                    message_view,
-                    answers,
-                    sorted((cited[h] for h in message_view.cites if h in cited), key=lambda e: e.number),
-                )
-            )
+            # Listed by number, so an answer's list reads [1] [2] [4], never [4] [1] [2].
+            listed = sorted((cited[h] for h in message_view.cites if h in cited), key=lambda e: e.number)
+            part = _answer_item(message_view, answers, listed)
         else:
-            parts.append(message_view.item)
-    return ThreadOutline(items=SafeString("".join(parts)), turns=tuple(turns))
+            part = message_view.item
+        parts.append(part)
+        places.append((message.id.hex, length, length + len(part)))
+        length += len(part)
+    return ThreadOutline(items=SafeString("".join(parts)), turns=tuple(turns), places=tuple(places))
 
 
 def _heading_text(content: str) -> str:

@@ -28,12 +28,11 @@ from knowledgeweb.threads.selectors import (
     thread_list_for_owner,
     thread_texts_matching,
 )
-from knowledgeweb.threads.windowing import message_hits_html, thread_window, window_questions
+from knowledgeweb.threads.windowing import message_hits_html
 from knowledgeweb.web.compose import follow_up_form
-from knowledgeweb.web.outline import turn_outline
 from knowledgeweb.web.rendering.review import with_verdict_chips
+from knowledgeweb.web.rendering.stored import served_page
 from knowledgeweb.web.rendering.thread import hit_numbers
-from knowledgeweb.web.rendering.window import render_window
 from knowledgeweb.web.review import read_access
 from knowledgeweb.web.snippets import snippet
 
@@ -116,30 +115,19 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     thread = access.thread
     owned = access.owner
     try:
-        window = thread_window(thread=thread, number=_window_number(request.GET.get("window")))
+        page = served_page(thread, _window_number(request.GET.get("window")))
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
-    view = render_window(thread, window)
     # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
-    seqs = (window.messages[0].seq, window.messages[-1].seq) if window.messages else (0, 0)
-    verdicts = thread_verdicts(thread=thread, seqs=seqs, timed=False)
-    if verdicts:  # laid over the stored render; a page without verdicts reads nothing more
-        stored = {message_id: render.citations for message_id, render in window.renders.items()}
-        items = judged_items(verdicts=verdicts, citations=stored)
-        view = with_verdict_chips(
-            view, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
+    verdicts = thread_verdicts(thread=thread, seqs=(page.first_seq, page.last_seq), timed=False)
+    if verdicts:  # laid over the page; a page without verdicts reads nothing more
+        items = judged_items(verdicts=verdicts)
+        page = with_verdict_chips(
+            page, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
         )
-    outline = turn_outline(
-        view,
-        window_questions(messages=window.messages),
-        turns_before=window.turns_before,
-        answers_before=window.answers_before,
-    )
     context = {
         "thread": thread,
-        "view": view,
-        "outline": outline,
-        "window": window,
+        "page": page,
         "citation_total": thread.citations_resolved
         + thread.citations_unresolved
         + thread.citations_malformed,

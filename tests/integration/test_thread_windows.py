@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from knowledgeweb.knowledge import RetrievalHit
 from knowledgeweb.review.selectors import thread_verdicts
 from knowledgeweb.review.services import verdict_record
-from knowledgeweb.threads.models import MessageRender, Thread, ThreadCitation, ThreadSource
+from knowledgeweb.threads.models import MessageRender, StoredPage, Thread, ThreadCitation, ThreadSource
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
@@ -129,42 +129,50 @@ def test_windows_are_cut_by_what_the_page_sends_and_a_first_paint_stays_under_a_
         assert len(page.content) < 1_000_000
 
 
-def test_a_view_makes_the_same_queries_and_decodes_the_same_json_at_200_and_2000_messages(
+def test_a_view_makes_the_same_queries_and_decodes_the_same_json_at_300_and_2000_messages(
     owner: User, client: Client, decoded: Counter[str]
 ) -> None:
-    short, _ = long_thread(owner, 50, title="Short")  # 200 messages
+    short, _ = long_thread(owner, 75, title="Short")  # 300 messages
     long, _ = long_thread(owner, 500, title="Long")  # 2,000 messages
 
-    counts = []
-    decodes = []
-    sizes = []
-    for thread in (short, long):
+    def view(url: str) -> tuple[int, dict[str, int], int]:
         decoded.clear()
         with CaptureQueriesContext(connection) as queries:
-            response = client.get(f"/threads/{thread.id}/")
+            response = client.get(url)
         assert response.status_code == 200
-        counts.append(len(queries))
-        decodes.append(dict(decoded))
-        sizes.append(len(response.content))
+        return len(queries), dict(decoded), len(response.content)
 
-    assert counts[0] == counts[1]
-    # Both open on a full window of 100 messages: the same JSON decoded, of those messages only.
-    assert decodes[0] == decodes[1]
-    assert decodes[1]["MessageRender.citations"] == WINDOW_MESSAGES
+    # The last window (both full, of 100 messages) is read as stored: one row, its small JSON.
+    latest = [view(f"/threads/{thread.id}/") for thread in (short, long)]
+    assert latest[0][0] == latest[1][0]
+    assert latest[0][1] == latest[1][1] == {"Thread.source_numbers": 1, "StoredPage.meta": 1}
+    # An earlier window (after the first, whose source every later window cites) is assembled
+    # from the window's renders: the same JSON decoded at both lengths, of its messages only.
+    earlier = [view(f"/threads/{thread.id}/?window={_last(thread) - 1}") for thread in (short, long)]
+    assert earlier[0][0] == earlier[1][0]
+    assert earlier[0][1] == earlier[1][1]
+    assert earlier[1][1]["MessageRender.citations"] == WINDOW_MESSAGES
     for unsent in (
         "MessageRender.sources",
         "MessageRender.entries",
         "MessageRender.export",
         "Message.artifact",
     ):
-        assert decodes[1].get(unsent, 0) == 0
-    assert sizes[1] < 1_000_000
+        assert earlier[1][1].get(unsent, 0) == 0
+    assert max(size for _, _, size in latest + earlier) < 1_000_000
+
+
+def _last(thread: Thread) -> int:
+    return MessageRender.objects.filter(thread=thread).aggregate(last=Max("window"))["last"]
 
 
 def test_the_read_path_decodes_no_json_of_a_message_it_does_not_send(
     owner: User, client: Client, decoded: Counter[str]
 ) -> None:
     thread, _ = long_thread(owner, 60)  # windows of 100, 100 and 40 messages
+    # A page stored by an older build of the page assembly is not served: the window is
+    # assembled from its renders.
+    StoredPage.objects.filter(thread=thread).update(assembly="an older build")
     decoded.clear()
 
     client.get(f"/threads/{thread.id}/")
@@ -334,6 +342,9 @@ def test_a_window_lays_only_its_own_verdicts_over_itself_in_the_same_queries(
         return verdicts
 
     monkeypatch.setattr(views, "thread_verdicts", counted)
+    # Both windows assembled per view (the last one's stored page set aside, then compared).
+    built_by = StoredPage.objects.get(thread=thread).assembly
+    StoredPage.objects.filter(thread=thread).update(assembly="an older build")
 
     chips, counts = {}, {}
     for number in (1, 2):
@@ -348,3 +359,10 @@ def test_a_window_lays_only_its_own_verdicts_over_itself_in_the_same_queries(
     assert chips == expected
     assert read == [len(expected[1]), len(expected[2])]
     assert counts[1] == counts[2]
+    # The stored last window: the same chips, read in fewer queries.
+    StoredPage.objects.filter(thread=thread).update(assembly=built_by)
+    with CaptureQueriesContext(connection) as queries:
+        stored = reader.get(f"/threads/{thread.id}/").content.decode()
+    assert set(re.findall(r'data-verdict-chips="answer-([0-9a-f]{32})"', stored)) == expected[2]
+    assert len(queries) < counts[2]
+    assert read[-1] == len(expected[2])

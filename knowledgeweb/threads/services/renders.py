@@ -31,6 +31,7 @@ from knowledgeweb.threads.models import Message, MessageRender, MessageType, Thr
 from knowledgeweb.threads.rendering.message import MessageRendering, render_message
 from knowledgeweb.threads.rendering.version import render_is_current
 from knowledgeweb.threads.selectors import render_row, renders_compute
+from knowledgeweb.threads.services.pages import revision_raise
 from knowledgeweb.threads.services.places import (
     citations_rebuild,
     citations_store,
@@ -40,6 +41,7 @@ from knowledgeweb.threads.services.places import (
     window_tail,
     windows_assign,
 )
+from knowledgeweb.threads.signals import thread_rendered
 from knowledgeweb.threads.tallies import tallies_of
 
 _UPDATED_FIELDS = [
@@ -120,6 +122,7 @@ def render_store(thread: Thread, message: Message, prepared: PreparedRender) -> 
             source_numbers=added["source_numbers"],
         )
         thread.source_numbers = added["source_numbers"]
+    revision_raise(thread)
     return rendering
 
 
@@ -147,6 +150,7 @@ def renders_store(
     places_store(thread, [row for row, m in zip(rows, messages, strict=True) if m.type == MessageType.TOOL])
     citations_store(thread, numbered_answers(rows, [m.type for m in messages]), fresh=True)
     _set_tallies(thread, renderings)
+    revision_raise(thread)
 
 
 def thread_rerender(*, thread: Thread, force: bool = False) -> int:
@@ -166,7 +170,12 @@ def thread_rerender(*, thread: Thread, force: bool = False) -> int:
             .only("id", "thread_id", "seq", "type", "evidence_check")
         )
         rows = {} if force else {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
-        return _rerender(thread, messages, rows)
+        rendered = _rerender(thread, messages, rows)
+        if not rendered:
+            # Nothing to render again, but a deploy may have changed how a page is put together:
+            # the page assembly stores the last window again if its stored page is not its own.
+            thread_rendered.send(sender=Thread, thread_id=thread.pk)
+        return rendered
 
 
 def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, MessageRender]) -> int:
@@ -193,6 +202,7 @@ def _rerender(thread: Thread, messages: Sequence[Message], rows: dict[UUID, Mess
             thread, [row for row, m in zip(ordered, messages, strict=True) if m.type == MessageType.TOOL]
         )
         citations_rebuild(thread, numbered_answers(ordered, [m.type for m in messages]))
+        revision_raise(thread)
     return len(computed.fresh)
 
 

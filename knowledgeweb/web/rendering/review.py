@@ -1,8 +1,8 @@
 """Verdicts laid over a thread page at assembly, and the review mode's item cards.
 
-A page with verdicts is the same stored render as a page without: chips are inserted after
-each judged citation's hook and under each judged answer (``with_verdict_chips``), never a
-reason to render a message again. A chip says its verdict with an icon *and* a word, never by
+A page with verdicts is the same page as one without: chips are inserted after each judged
+citation's hook and after each judged answer's role line (``with_verdict_chips``), never a
+reason to render or assemble a message again. A chip says its verdict with an icon *and* a word, never by
 colour alone; notes are plain text, escaped here.
 """
 
@@ -29,7 +29,7 @@ from knowledgeweb.review.selectors import (
     ThreadReview,
     VerdictView,
 )
-from knowledgeweb.web.rendering.views import MessageView, ThreadView
+from knowledgeweb.web.rendering.stored import WindowPage
 
 # A resolved hook's opening tag names its anchor; the hook ends at the first </a> (its
 # number and title spans hold no link). Anchors are the page's own ids (cite-<hex>-<n>).
@@ -64,11 +64,13 @@ def _chips(entry: ItemVerdicts) -> str:
     return f'<span class="verdict-chips" data-verdict-chips="{escape(entry.item.key)}">{inner}</span>'
 
 
-def with_verdict_chips(view: ThreadView, review: ThreadReview) -> ThreadView:
-    """``view`` with the verdicts ``review`` lets its reader see laid over each message's stored
-    HTML; the same view when there are none (the usual page costs nothing more)."""
+def with_verdict_chips(page: WindowPage, review: ThreadReview) -> WindowPage:
+    """``page`` with the verdicts ``review`` lets its reader see laid over its messages: after
+    each judged citation's hook, and after a judged answer's role line; the same page when
+    there are none (the usual page costs nothing more). Only the judged messages' items are
+    read, found by their places in the page, never by parsing it."""
     citations: dict[tuple[str, int], str] = {}
-    answers: dict[UUID, str] = {}
+    answers: dict[str, str] = {}
     for entry in review.items:
         html = _chips(entry)
         if not html:
@@ -76,29 +78,36 @@ def with_verdict_chips(view: ThreadView, review: ThreadReview) -> ThreadView:
         if entry.item.kind == ItemKind.CITATION:
             citations[(entry.item.message_id.hex, entry.item.position)] = html
         else:
-            answers[entry.item.message_id] = html
-    if not citations and not answers:
-        return view
-    touched = {hex_id for hex_id, _ in citations} | {m.hex for m in answers}
-    messages = tuple(
-        _overlaid(m, citations, answers) if m.message.id.hex in touched else m for m in view.messages
-    )
-    return replace(view, messages=messages)
+            answers[entry.item.message_id.hex] = html
+    touched = {hex_id for hex_id, _ in citations} | set(answers)
+    if not touched:
+        return page
 
-
-def _overlaid(
-    view: MessageView, citations: Mapping[tuple[str, int], str], answers: Mapping[UUID, str]
-) -> MessageView:
     def after(match: re.Match[str]) -> str:
         chips = citations.get((match.group(1), int(match.group(2))))
         return match.group(0) + chips if chips else match.group(0)
 
-    html = _HOOK.sub(after, view.html) if citations else str(view.html)
-    answer = answers.get(view.message.id)
-    if answer:
-        html += f'<p class="answer-verdicts">Verdicts on this answer: {answer}</p>'
-    # Built from sanitized stored HTML and escaped chips.
-    return replace(view, html=SafeString(html))
+    items = str(page.items)
+    pieces: list[str] = []
+    cursor = 0
+    for hex_id, start, end in page.places:
+        if hex_id not in touched:
+            continue
+        item = _HOOK.sub(after, items[start:end]) if citations else items[start:end]
+        answer = answers.get(hex_id)
+        if answer:
+            # An item opens with its role line (``MessageView.item``): the chips follow it.
+            role_end = item.find("</p>") + len("</p>")
+            item = (
+                item[:role_end]
+                + f'<p class="answer-verdicts">Verdicts on this answer: {answer}</p>'
+                + item[role_end:]
+            )
+        pieces += [items[cursor:start], item]
+        cursor = end
+    pieces.append(items[cursor:])
+    # Built from the page's sanitized items and escaped chips.
+    return replace(page, items=SafeString("".join(pieces)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,6 @@ class MessageView:
     answer: int = 0
     #: An answer with text that cites nothing: it carries the "no citations" badge.
     uncited: bool = False
-    #: Laid over the message at assembly time by another part of the page (a review's verdict
-    #: chips, say), never stored with the render: safe HTML placed after the role line.
-    overlay: SafeString = _NO_EXTRAS
 
     @property
     def item(self) -> SafeString:
@@ -62,7 +59,7 @@ class MessageView:
         return SafeString(  # html is sanitized or escaped where it is built
             f'<li class="{classes}" id="{message_anchor(message)}" data-message-type="{message.type}" '
             f'data-seq="{message.seq}"><p class="message-role">{_ROLES.get(message.type, "System")}</p>'
-            f'{self.overlay}{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
+            f'{badge}<div class="message-body">{self.html}</div>{self.extras}{note}</li>'
         )
 
 

@@ -5,8 +5,9 @@ its summary; the hits load on expand from ``web:message-hits``), and a sources p
 every source the window cites, wherever it was retrieved, and the sources its own tool
 messages retrieved. Numbers are the thread's (``Thread.source_numbers``); a link to a message
 in another window is that window's URL and the message's anchor, so it works without
-JavaScript. Each message's ``MessageView`` is built once here; anything laid over a message
-later (``MessageView.overlay``) is added per view, without rendering it again.
+JavaScript. Each message's ``MessageView`` is built once here; what differs between readers
+(verdict chips) is laid over the assembled page per view (``web.rendering.review``), and the
+last window's assembly is stored by the write that made it (``web.rendering.stored``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,50 @@
+"""Write side of the stored page (``StoredPage``): the thread's revision, raised by every write
+that changes what its page shows, and the last window's page as the page assembly built it.
+
+The store keeps the page; what is in it is the page assembly's (``web.rendering.stored``),
+which receives ``thread_rendered`` and calls ``page_store``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import F
+
+from knowledgeweb.threads.models import StoredPage, Thread
+from knowledgeweb.threads.signals import thread_rendered
+
+
+def revision_raise(thread: Thread) -> None:
+    """Raise the thread's revision (every stored page of it goes out of date at once) and tell
+    the page assembly, inside the caller's transaction."""
+    Thread.objects.filter(pk=thread.pk).update(render_revision=F("render_revision") + 1)
+    thread_rendered.send(sender=Thread, thread_id=thread.pk)
+
+
+def page_store(
+    *,
+    thread_id: Any,
+    revision: int,
+    renderer_version: int,
+    assembly: str,
+    window: int,
+    items: str,
+    cited_html: str,
+    uncited_html: str,
+    meta: dict[str, Any],
+) -> None:
+    """Keep ``thread_id``'s last window page, assembled at ``revision``, in place of the last one."""
+    StoredPage.objects.update_or_create(
+        thread_id=thread_id,
+        defaults={
+            "revision": revision,
+            "renderer_version": renderer_version,
+            "assembly": assembly,
+            "window": window,
+            "items": items,
+            "cited_html": cited_html,
+            "uncited_html": uncited_html,
+            "meta": meta,
+        },
+    )
