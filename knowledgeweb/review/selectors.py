@@ -194,7 +194,7 @@ class VerdictView(NamedTuple):
     note: str
     reviewer_id: int
     reviewer_name: str
-    #: None when read for chips only (``thread_verdicts(timed=False)``).
+    #: None when read for chips only (``review.window_verdicts``).
     created_at: datetime | None
 
     @property
@@ -235,20 +235,10 @@ _VIEW_FIELDS = (
 )
 
 
-def thread_verdicts(
-    *, thread: Thread, seqs: tuple[int, int] | None = None, timed: bool = True
-) -> list[VerdictView]:
-    """Every verdict on ``thread`` (on its messages from ``seqs[0]`` to ``seqs[1]`` only, when
-    given: a page window's), oldest first, with its reviewer's name, in one query.
-    ``timed=False`` leaves ``created_at`` None: a page laying chips over itself never shows when,
-    and reading the time is most of the cost of a row."""
-    verdicts = Verdict.objects.filter(thread=thread)
-    if seqs is not None:
-        # A window is a run of seqs: a range, not a list of its hundred message ids.
-        verdicts = verdicts.filter(message__seq__gte=seqs[0], message__seq__lte=seqs[1])
-    ordered = verdicts.order_by("created_at", "id")
-    if not timed:
-        return [VerdictView._make((*row, None)) for row in ordered.values_list(*_VIEW_FIELDS[:-1])]
+def thread_verdicts(*, thread: Thread) -> list[VerdictView]:
+    """Every verdict on ``thread``, oldest first, with its reviewer's name, in one query (a
+    page window's own: ``review.window_verdicts``)."""
+    ordered = Verdict.objects.filter(thread=thread).order_by("created_at", "id")
     return [VerdictView._make(row) for row in ordered.values_list(*_VIEW_FIELDS)]
 
 

@@ -18,8 +18,9 @@ from knowledgeweb.review.access import thread_get_for_writer
 from knowledgeweb.review.errors import ReviewForbiddenError, VerdictsPresentError
 from knowledgeweb.review.listing import FILTERS as REVIEW_FILTERS
 from knowledgeweb.review.listing import review_filter_thread_ids, review_states
-from knowledgeweb.review.selectors import judged_items, thread_review, thread_verdict_count, thread_verdicts
+from knowledgeweb.review.selectors import judged_items, thread_review, thread_verdict_count
 from knowledgeweb.review.services import thread_delete_counted
+from knowledgeweb.review.window_verdicts import window_verdicts
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
@@ -119,7 +120,7 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
     # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
-    verdicts = thread_verdicts(thread=thread, seqs=(page.first_seq, page.last_seq), timed=False)
+    verdicts = window_verdicts(thread=thread, seqs=(page.first_seq, page.last_seq))
     if verdicts:  # laid over the page; a page without verdicts reads nothing more
         items = judged_items(verdicts=verdicts)
         page = with_verdict_chips(

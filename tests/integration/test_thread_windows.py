@@ -16,8 +16,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from knowledgeweb.knowledge import RetrievalHit
-from knowledgeweb.review.selectors import thread_verdicts
 from knowledgeweb.review.services import verdict_record
+from knowledgeweb.review.window_verdicts import window_verdicts
 from knowledgeweb.threads.models import MessageRender, StoredPage, Thread, ThreadCitation, ThreadSource
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
@@ -337,11 +337,11 @@ def test_a_window_lays_only_its_own_verdicts_over_itself_in_the_same_queries(
     read: list[int] = []  # the verdicts each page read
 
     def counted(**kwargs: Any) -> list[Any]:
-        verdicts = thread_verdicts(**kwargs)
+        verdicts = window_verdicts(**kwargs)
         read.append(len(verdicts))
         return verdicts
 
-    monkeypatch.setattr(views, "thread_verdicts", counted)
+    monkeypatch.setattr(views, "window_verdicts", counted)
     # Both windows assembled per view (the last one's stored page set aside, then compared).
     built_by = StoredPage.objects.get(thread=thread).assembly
     StoredPage.objects.filter(thread=thread).update(assembly="an older build")
