@@ -8,9 +8,10 @@ The page is windowed (issue 25): a GET sends the thread's latest window.
 
 - floor: markdown-it + bleach over the messages the page SENDS (its window), no
   citation work, no cache
-- first: the first GET /threads/<id>/ after the thread was written (rendered at
-  write, so the view only reads stored renders), with an empty cache
-- warm:  the same GET again
+- first: the first GET /threads/<id>/ after the thread was written, with an empty cache:
+  the write rendered every message and stored the last window's page (decision 0108), so
+  the view reads that page, the reader's access and the window's verdicts
+- warm:  the same GET again (nothing is cached between views but what Django caches)
 - stale: a GET right after a renderer change that raised the minimum safe
   version: every message is rendered in memory in seq order, nothing is stored
   (a GET after an ordinary renderer change serves the stored renders: "warm")
