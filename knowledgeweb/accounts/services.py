@@ -77,7 +77,6 @@ def token_authenticate(*, raw_token: str) -> User | None:
     if not owners:
         return None
     user = owners[0]
-    # Booleans from a raw annotation arrive as the database spells them (SQLite: 0 or 1).
-    if bool(user.api_token_stale):  # type: ignore[attr-defined]
+    if user.api_token_stale:  # type: ignore[attr-defined]
         ApiToken.objects.filter(pk=user.api_token_id).update(last_used_at=now)  # type: ignore[attr-defined]
     return user

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import F
 from django.utils import timezone
 
 from knowledgeweb.accounts.models import ApiToken
@@ -103,3 +104,33 @@ def test_a_placeholder_the_compiled_query_repeats_is_refused(user: User) -> None
     )
     with pytest.raises(ValueError, match="appears 2 times"):
         twice.run(name=user.username)
+
+
+def test_annotations_arrive_converted_as_the_orm_converts_them(user: User) -> None:
+    token, _ = token_create(user=user)
+    active = PreparedQuery(
+        lambda name: User.objects.filter(username=name).annotate(
+            token_active=F("api_tokens__is_active"), token_created=F("api_tokens__created_at")
+        ),
+        placeholders={"name": "placeholder-name"},
+    )
+    [found] = active.run(name=user.username)
+    [expected] = User.objects.filter(username=user.username).annotate(
+        token_active=F("api_tokens__is_active"), token_created=F("api_tokens__created_at")
+    )
+    assert found.token_active is True  # type: ignore[attr-defined]
+    assert found.token_created == token.created_at  # type: ignore[attr-defined]
+    assert {k: v for k, v in vars(found).items() if k != "_state"} == {
+        k: v for k, v in vars(expected).items() if k != "_state"
+    }
+    assert found._state.adding is False
+    assert found._state.db == expected._state.db
+
+
+def test_a_query_reading_related_rows_is_refused(user: User) -> None:
+    related = PreparedQuery(
+        lambda digest: ApiToken.objects.select_related("user").filter(digest=digest),
+        placeholders={"digest": "placeholder-digest"},
+    )
+    with pytest.raises(ValueError, match="without select_related"):
+        related.run(digest="x")
