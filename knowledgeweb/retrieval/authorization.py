@@ -16,7 +16,7 @@ from knowledgeweb.bindings.access import agent_may_use
 from knowledgeweb.bindings.choices import BindingScope, BindingTool
 from knowledgeweb.bindings.models import KnowledgeBinding
 from knowledgeweb.bindings.rules import binding_problems
-from knowledgeweb.bindings.selectors import binding_get_by_name, binding_list_for_user
+from knowledgeweb.bindings.selectors import binding_get_by_name, binding_list_enabled_for_user
 from knowledgeweb.providers.credentials import credential_from_environment
 from knowledgeweb.providers.errors import MissingCredentialError
 from knowledgeweb.providers.registry import provider_is_remote
@@ -74,7 +74,9 @@ def _named(user: User, name: str) -> KnowledgeBinding:
 
 
 def _only_candidate(user: User, agent_name: str, tool: str) -> KnowledgeBinding:
-    candidates = [b for b in binding_list_for_user(user=user) if _refusal(b, agent_name, tool) is None]
+    candidates = [
+        b for b in binding_list_enabled_for_user(user=user) if _refusal(b, agent_name, tool) is None
+    ]
     if not candidates:
         who = f" for agent '{agent_name}'" if agent_name else ""
         raise RetrievalRefusedError(f"No binding offers {tool} to you{who}.", code="binding_unavailable")

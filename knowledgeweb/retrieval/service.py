@@ -17,7 +17,7 @@ from uuid import UUID, uuid4
 
 from django.contrib.auth.models import User
 
-from knowledgeweb.knowledge import RetrievalResult, enforce_output_budget, format_result_view
+from knowledgeweb.knowledge import RetrievalHit, RetrievalResult, enforce_output_budget, format_result_view
 from knowledgeweb.providers.errors import ProviderError, ProviderErrorCode
 from knowledgeweb.providers.redaction import Redactor
 from knowledgeweb.providers.registry import provider_label
@@ -199,20 +199,23 @@ def _redacted(result: RetrievalResult, redactor: Redactor) -> RetrievalResult:
     def clean(value: str | None) -> str | None:
         return redactor.text(value) if value is not None else None
 
-    hits = tuple(
-        hit.model_copy(
-            update={
-                "text": redactor.text(hit.text),
-                "title": clean(hit.title),
-                "dataset_name": clean(hit.dataset_name),
-                "url": clean(hit.url),
-                "source_entity": clean(hit.source_entity),
-                "target_entity": clean(hit.target_entity),
-                "entity_type": clean(hit.entity_type),
-            }
-        )
-        for hit in result.hits
-    )
+    def redacted_hit(hit: RetrievalHit) -> RetrievalHit:
+        update = {
+            "text": redactor.text(hit.text),
+            "title": clean(hit.title),
+            "dataset_name": clean(hit.dataset_name),
+            "url": clean(hit.url),
+            "source_entity": clean(hit.source_entity),
+            "target_entity": clean(hit.target_entity),
+            "entity_type": clean(hit.entity_type),
+        }
+        # A hit with nothing to remove is kept as it is: copying every hit of every search
+        # cost more than the check itself.
+        if all(getattr(hit, name) == value for name, value in update.items()):
+            return hit
+        return hit.model_copy(update=update)
+
+    hits = tuple(redacted_hit(hit) for hit in result.hits)
     # The query is kept in the tool view ("Nothing found for …"): a key pasted into it is not.
     return result.model_copy(update={"hits": hits, "query": redactor.text(result.query)})
 
