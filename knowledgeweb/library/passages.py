@@ -34,12 +34,19 @@ def is_digest(value: str) -> bool:
     return DIGEST_PATTERN.fullmatch(value) is not None
 
 
-def passage_path(*, collection_name: str, excerpt: str) -> str:
+def passage_page() -> str:
+    """The path of the page that shows a passage in its document (without query or anchor)."""
+    return reverse("web:document-passage")
+
+
+def passage_path(*, collection_name: str, excerpt: str, page: str | None = None) -> str:
     """The path, query and anchor of the page that shows ``excerpt`` in its document.
 
     The page answers 404 unless the reader may read the collection and an identical
     chunk is stored there; a shortened excerpt (ending in `` […]``) never matches.
+    ``page`` is ``passage_page()`` when the caller has it already: a tool message's panel
+    entries name up to a hundred passages, and each ``reverse`` costs more than the rest.
     """
     # surrogatepass: a name no collection can have still makes a link (to a 404), never an error.
     query = urlencode({"collection": collection_name, "digest": text_digest(excerpt)}, errors="surrogatepass")
-    return f"{reverse('web:document-passage')}?{query}#{PASSAGE_ANCHOR}"
+    return f"{passage_page() if page is None else page}?{query}#{PASSAGE_ANCHOR}"

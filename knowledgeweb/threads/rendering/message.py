@@ -20,7 +20,7 @@ from knowledgeweb.threads.rendering.claims import answer_text
 from knowledgeweb.threads.rendering.export import ExportPart, message_export_parts
 from knowledgeweb.threads.rendering.pipeline import render_assistant_content
 from knowledgeweb.threads.rendering.resolution import CitationHook
-from knowledgeweb.threads.rendering.sources import source_entry_parts
+from knowledgeweb.threads.rendering.sources import source_entries
 from knowledgeweb.threads.rendering.tools import build_tool_view, generic_view, signed_view, unsigned_view
 from knowledgeweb.threads.tallies import answer_uncited
 
@@ -99,7 +99,7 @@ def render_message(
         html = render_to_string(
             "web/fragments/tool_message.html", {"message": message, "failed": failed, "tool": tool}
         )
-        entries = {handle: source_entry_parts(source) for handle, source in own.items()}
+        entries = source_entries(own)
         return MessageRendering(html=html, sources=dict(own), entries=entries)
     # Human and system messages are shown as written; their export keeps their links,
     # except any that would pose as one of the export's reference markers.

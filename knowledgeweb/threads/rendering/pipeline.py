@@ -40,15 +40,22 @@ def _slot_mark(text: str) -> str:
     return "kw-citation-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+#: Any message's slot; ``_fill_slots`` fills only its own message's. One pattern for every
+#: message: a pattern per mark was compiled once per message (past the ``re`` cache).
+_SLOT = re.compile(r"\{(kw-citation-[0-9a-f]{32}):(\d+)\}")
+
+
 def _fill_slots(html: str, mark: str, hooks: Sequence[str]) -> str:
     """``html`` with slot ``n`` of ``mark`` replaced by ``hooks[n]``; each slot exactly once."""
     seen: list[int] = []
 
     def hook(slot: re.Match[str]) -> str:
-        seen.append(int(slot.group(1)))
+        if slot.group(1) != mark:
+            return slot.group(0)  # text that looks like another message's slot stays as it is
+        seen.append(int(slot.group(2)))
         return hooks[seen[-1]] if seen[-1] < len(hooks) else ""
 
-    filled = re.sub(rf"\{{{mark}:(\d+)\}}", hook, html)
+    filled = _SLOT.sub(hook, html)
     if seen != list(range(len(hooks))):
         raise GrammarMismatchError("the rendered citations differ from the grammar's citations")
     return filled

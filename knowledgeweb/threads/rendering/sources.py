@@ -13,16 +13,15 @@ the excerpt as retrieved.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.fragments import text_fragment_url
 from knowledgeweb.knowledge.text import excerpt_segments
-from knowledgeweb.library.passages import passage_path
+from knowledgeweb.library.passages import passage_page, passage_path
 
 #: Only the local index can show a passage in its document (docs/decisions/0026-evidence-in-its-document.md).
 LOCAL_PROVIDER = "local"
@@ -33,7 +32,8 @@ def excerpt_html(excerpt: str) -> str:
     """The excerpt, escaped, as sentence spans, paragraph breaks and the spaces between them."""
     parts: list[str] = []
     for segment in excerpt_segments(excerpt):
-        text = escape(segment.text, quote=False)
+        # ``escape(text, quote=False)``, inlined: this runs for every sentence of every source.
+        text = segment.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         if segment.kind == "sentence":
             parts.append(_SENTENCE_OPEN.format(segment.index) + text + "</span>")
         elif segment.kind == "break":
@@ -61,31 +61,37 @@ def mark_sentences(html: str, sentences: Collection[int]) -> str:
     return html
 
 
-def source_entry_body(source: Evidence) -> str:
-    """The entry's inner HTML: title, provider, dataset, pages, URL and the exact excerpt."""
-    meta = [format_html('<div><dt>Provider</dt><dd data-field="provider">{}</dd></div>', source.provider)]
+def _escape(value: object) -> str:
+    """What ``format_html`` makes of a plain value (``django.utils.html.escape``), without its
+    lazy wrapper and ``SafeString`` per call: a long thread's re-render writes thousands of entries."""
+    return escape(str(value))
+
+
+def source_entry_body(source: Evidence, *, page: str | None = None) -> str:
+    """The entry's inner HTML: title, provider, dataset, pages, URL and the exact excerpt.
+
+    ``page`` is ``library.passages.passage_page()``, when the caller has it already.
+    """
+    meta = [f'<div><dt>Provider</dt><dd data-field="provider">{_escape(source.provider)}</dd></div>']
     if source.dataset_name:
         meta.append(
-            format_html('<div><dt>Dataset</dt><dd data-field="dataset">{}</dd></div>', source.dataset_name)
+            f'<div><dt>Dataset</dt><dd data-field="dataset">{_escape(source.dataset_name)}</dd></div>'
         )
     if source.pages:
         pages = ", ".join(str(page) for page in source.pages)
-        meta.append(format_html('<div><dt>Page</dt><dd data-field="page">{}</dd></div>', pages))
+        meta.append(f'<div><dt>Page</dt><dd data-field="page">{_escape(pages)}</dd></div>')
     if source.url:
         at_passage = text_fragment_url(source.url, source.excerpt)
+        url = _escape(source.url)
+        passage = (
+            f' <a class="source-at-passage" data-field="url-passage" href="{_escape(at_passage)}" '
+            'rel="noopener noreferrer">Open at the passage</a>'
+            if at_passage
+            else ""
+        )
         meta.append(
-            format_html(
-                '<div><dt>URL</dt><dd><a data-field="url" href="{}" rel="noopener noreferrer">{}</a>{}</dd></div>',
-                source.url,
-                source.url,
-                format_html(
-                    ' <a class="source-at-passage" data-field="url-passage" href="{}" '
-                    'rel="noopener noreferrer">Open at the passage</a>',
-                    at_passage,
-                )
-                if at_passage
-                else "",
-            )
+            f'<div><dt>URL</dt><dd><a data-field="url" href="{url}" rel="noopener noreferrer">{url}</a>'
+            f"{passage}</dd></div>"
         )
     note = (
         '<p class="source-note">This excerpt was shortened when it was retrieved.</p>'
@@ -96,12 +102,12 @@ def source_entry_body(source: Evidence) -> str:
     if source.provider == LOCAL_PROVIDER and source.dataset_name and not source.truncated:
         # The local index finds the chunk again by its collection and exact text; the page
         # checks the reader's access to that collection.
-        document = format_html(
-            '<p class="source-open"><a data-field="document" href="{}">Open in document</a></p>',
-            passage_path(collection_name=source.dataset_name, excerpt=source.excerpt),
+        path = passage_path(collection_name=source.dataset_name, excerpt=source.excerpt, page=page)
+        document = (
+            f'<p class="source-open"><a data-field="document" href="{_escape(path)}">Open in document</a></p>'
         )
     return (
-        format_html('<p class="source-title" data-field="title">{}</p>', source.title)
+        f'<p class="source-title" data-field="title">{_escape(source.title)}</p>'
         + '<dl class="source-meta">'
         + "".join(meta)
         + "</dl>"
@@ -115,17 +121,24 @@ def source_entry_body(source: Evidence) -> str:
     )
 
 
-def source_entry_parts(source: Evidence) -> list[str]:
+def source_entry_parts(source: Evidence, *, page: str | None = None) -> list[str]:
     """A panel entry as stored at write: its opening tag (without the citation count) and body.
 
-    Handles and ids are validated hex; everything is escaped anyway, here, once.
+    Handles and ids are validated hex; everything is escaped anyway, here, once. ``page`` as
+    for ``source_entry_body``.
     """
     opening = (
         f'<li class="source" id="{escape(source.handle)}" tabindex="-1" data-source-entry '
         f'data-source-id="{escape(source.id)}" data-form="{escape(source.form)}" '
         f'data-truncated="{"true" if source.truncated else "false"}"'
     )
-    return [opening, source_entry_body(source)]
+    return [opening, source_entry_body(source, page=page)]
+
+
+def source_entries(sources: Mapping[str, Evidence]) -> dict[str, list[str]]:
+    """``source_entry_parts`` of each of a tool message's sources, by handle."""
+    page = passage_page() if sources else None
+    return {handle: source_entry_parts(source, page=page) for handle, source in sources.items()}
 
 
 def _attribute(opening: str, name: str) -> str:

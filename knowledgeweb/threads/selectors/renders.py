@@ -30,14 +30,18 @@ def thread_renders(
     read (in ``seq`` order, against the evidence before it) and never stored: replacing
     renders is ``thread_rerender``'s work.
     """
-    query = MessageRender.objects.filter(thread=thread)
-    if fields:
-        query = query.only(*dict.fromkeys([*fields, "message_id", "renderer_version"]))
+    # Only servable rows are read: a row below the minimum safe version is replaced whole, so
+    # decoding its stored JSON (thousands of records in a long thread) would be wasted work.
+    servable = MessageRender.objects.filter(
+        thread=thread, renderer_version__gte=version.MIN_SAFE_RENDERER_VERSION
+    )
+    query = servable.only(*dict.fromkeys([*fields, "message_id", "renderer_version"])) if fields else servable
     rows = {row.message_id: row for row in query}
     if not any(_unservable(rows.get(m.id)) for m in messages):
         return rows
     if fields:
-        rows = {row.message_id: row for row in MessageRender.objects.filter(thread=thread)}
+        # The kept rows are read whole: each answer after them resolves against their evidence.
+        rows = {row.message_id: row for row in servable}
     return renders_compute(messages=messages, rows=rows, redo=_unservable).rows
 
 
