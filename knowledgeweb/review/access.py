@@ -14,12 +14,13 @@ when its owner added it (``QueueThread``). The whole answer costs one query afte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from typing import Any
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from knowledgeweb.ops.prepared import PreparedQuery
 from knowledgeweb.review.errors import ReviewForbiddenError
 from knowledgeweb.review.models import QueueThread, ReviewQueue
 from knowledgeweb.threads.errors import ThreadNotFound
@@ -72,11 +73,15 @@ def thread_queues_for_user(*, user: User | AnonymousUser, thread: Thread) -> lis
     """The queues that contain ``thread`` and in which ``user`` reviews or leads (one query)."""
     if not user.is_authenticated or not user.is_active:
         return []
-    thread_key = Thread._meta.pk.get_db_prep_value(thread.pk, connection)
-    params = [thread_key, thread.owner_id, thread_key, user.pk, user.pk]
-    queues = ReviewQueue.objects.raw(_queues_sql(), params)
-    # ``added`` (a column of the query): the thread's owner added it to the queue, so agent
-    # names, which narrow only the threads a queue takes by owner, do not apply.
+    queues = _QUEUES.run(
+        owner_id=thread.owner_id,
+        thread_id=thread.pk,
+        added_id=thread.pk,
+        reviewer_id=user.pk,
+        lead_id=user.pk,
+    )
+    # ``added``: the thread's owner added it to the queue, so agent names (which narrow only
+    # the threads a queue takes by owner) do not apply.
     return [
         q
         for q in queues
@@ -84,23 +89,44 @@ def thread_queues_for_user(*, user: User | AnonymousUser, thread: Thread) -> lis
     ]
 
 
-@cache
-def _queues_sql() -> str:
-    # Every page of a thread asks this: written once as SQL rather than compiled from three
-    # ``Exists`` per request (compiling them cost more than running them: bench/render.py).
-    qn = connection.ops.quote_name
-    queue = qn(ReviewQueue._meta.db_table)
-    owners = qn(ReviewQueue.owners.through._meta.db_table)
-    reviewers = qn(ReviewQueue.reviewers.through._meta.db_table)
-    added = qn(QueueThread._meta.db_table)
+def _queues(
+    *, owner_id: int, thread_id: UUID, added_id: UUID, reviewer_id: int, lead_id: int
+) -> QuerySet[ReviewQueue]:
+    # Each value is used once (a filter on an annotation would repeat it): what a prepared
+    # query needs to find its place.
+    added = QueueThread.objects.filter(queue_id=OuterRef("pk"))
     return (
-        # Table names from the models, quoted; every value is a parameter.
-        f"SELECT q.*, EXISTS (SELECT 1 FROM {added} a WHERE a.queue_id = q.id AND a.thread_id = %s) AS added "  # noqa: S608
-        f"FROM {queue} q WHERE (EXISTS (SELECT 1 FROM {owners} o WHERE o.reviewqueue_id = q.id "
-        f"AND o.user_id = %s) OR EXISTS (SELECT 1 FROM {added} t WHERE t.queue_id = q.id AND t.thread_id = %s)) "
-        f"AND (EXISTS (SELECT 1 FROM {reviewers} r WHERE r.reviewqueue_id = q.id AND r.user_id = %s) "
-        "OR q.lead_id = %s) ORDER BY q.name"
+        ReviewQueue.objects.annotate(added=Exists(added.filter(thread_id=added_id)))
+        .filter(
+            Exists(_OWNERS.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=owner_id))
+            | Exists(added.filter(thread_id=thread_id))
+        )
+        .filter(
+            Exists(_REVIEWERS.objects.filter(reviewqueue_id=OuterRef("pk"), user_id=reviewer_id))
+            | Q(lead_id=lead_id)
+        )
     )
+
+
+def _thread_key(value: UUID, connection: Any) -> Any:
+    return Thread._meta.pk.get_db_prep_value(value, connection)
+
+
+_OWNERS = ReviewQueue.owners.through
+_REVIEWERS = ReviewQueue.reviewers.through
+# Every page of a thread asks this: compiled once, it costs a fraction of building three
+# ``Exists`` per request (knowledgeweb/ops/prepared.py).
+_QUEUES = PreparedQuery(
+    _queues,
+    placeholders={
+        "owner_id": -20_261_201,
+        "thread_id": UUID(int=20_261_202),
+        "added_id": UUID(int=20_261_203),
+        "reviewer_id": -20_261_204,
+        "lead_id": -20_261_205,
+    },
+    prepare={"thread_id": _thread_key, "added_id": _thread_key},
+)
 
 
 def queue_admits_agent(*, queue: ReviewQueue, agent_name: str) -> bool:

@@ -1,20 +1,18 @@
-"""The verdicts a thread page's window lays over itself as chips: one fixed SQL statement.
+"""The verdicts a thread page's window lays over itself as chips, read by a query compiled once.
 
-Every view of a thread page asks this, judged or not; compiling the equivalent ORM query (a
+Every view of a thread page asks this, judged or not; building and compiling the queryset (a
 join to the messages for the window's seq range and to the reviewers' names) cost more than
-running it (bench/render.py, bench/verdicts.py). The statement is built once from the models'
-tables and columns, and every value is a parameter.
+running it (knowledgeweb/ops/prepared.py).
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import cast
+from typing import Any
+from uuid import UUID
 
-from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import Field
+from django.db.models import F, QuerySet
 
+from knowledgeweb.ops.prepared import PreparedQuery
 from knowledgeweb.review.models import Verdict
 from knowledgeweb.review.selectors import VerdictView
 from knowledgeweb.threads.models import Message, Thread
@@ -24,35 +22,46 @@ def window_verdicts(*, thread: Thread, seqs: tuple[int, int]) -> list[VerdictVie
     """Every verdict on ``thread``'s messages from seq ``seqs[0]`` to ``seqs[1]`` (a page
     window's: a range, never a list of its hundred message ids), oldest first, with its
     reviewer's name and without its time (a chip never shows when; ``created_at`` is None)."""
-    message_id = Message._meta.pk
-    thread_key = Thread._meta.pk.get_db_prep_value(thread.pk, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(_statement(), [thread_key, seqs[0], seqs[1]])
-        rows = cursor.fetchall()
+    rows = _WINDOW_VERDICTS.run(thread_id=thread.pk, first=seqs[0], last=seqs[1])
     return [
         VerdictView(
-            pk, message_id.to_python(message), kind, position, href, label, value, note, reviewer, name, None
+            v.pk,
+            v.message_id,
+            v.kind,
+            v.position,
+            v.href,
+            v.label,
+            v.value,
+            v.note,
+            v.reviewer_id,
+            v.reviewer_name,  # type: ignore[attr-defined]
+            None,
         )
-        for pk, message, kind, position, href, label, value, note, reviewer, name in rows
+        for v in rows
     ]
 
 
-@cache
-def _statement() -> str:
-    qn = connection.ops.quote_name
-    user = get_user_model()
-    verdicts, messages, users = (qn(m._meta.db_table) for m in (Verdict, Message, user))
-    column = {f.name: qn(f.column) for f in Verdict._meta.concrete_fields}
-    username = qn(cast(Field, user._meta.get_field(user.USERNAME_FIELD)).column)
-    fields = ", ".join(
-        f"v.{column[name]}"
-        for name in ("id", "message", "kind", "position", "href", "label", "value", "note", "reviewer")
-    )
-    # Table and column names from the models, quoted; every value is a parameter.
+def _window_verdicts(*, thread_id: UUID, first: int, last: int) -> QuerySet[Verdict]:
     return (
-        f"SELECT {fields}, u.{username} FROM {verdicts} v "  # noqa: S608
-        f"JOIN {messages} m ON m.{qn('id')} = v.{column['message']} "
-        f"JOIN {users} u ON u.{qn('id')} = v.{column['reviewer']} "
-        f"WHERE v.{column['thread']} = %s AND m.{qn('seq')} >= %s AND m.{qn('seq')} <= %s "
-        f"ORDER BY v.{column['created_at']}, v.{column['id']}"
+        Verdict.objects.filter(thread_id=thread_id, message__seq__gte=first, message__seq__lte=last)
+        .annotate(reviewer_name=F("reviewer__username"))
+        .only("message_id", "kind", "position", "href", "label", "value", "note", "reviewer_id")
+        .order_by("created_at", "id")
     )
+
+
+def _thread_key(value: UUID, connection: Any) -> Any:
+    return Thread._meta.pk.get_db_prep_value(value, connection)
+
+
+def _seq(value: int, connection: Any) -> Any:
+    # As the lookup adapts it (PostgreSQL's backend sends a typed integer).
+    return Message._meta.get_field("seq").get_db_prep_value(value, connection)
+
+
+_WINDOW_VERDICTS = PreparedQuery(
+    _window_verdicts,
+    # Seqs are positive integers: a stand-in out of a field's range would be folded away.
+    placeholders={"thread_id": UUID(int=20_261_211), "first": 2_026_121_212, "last": 2_026_121_213},
+    prepare={"thread_id": _thread_key, "first": _seq, "last": _seq},
+)
