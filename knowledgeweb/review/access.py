@@ -112,6 +112,16 @@ def _thread_key(value: UUID, connection: Any) -> Any:
     return Thread._meta.pk.get_db_prep_value(value, connection)
 
 
+def _thread(*, key: UUID) -> QuerySet[Thread]:
+    # The thread's source numbers (one entry per cited source: thousands in a long thread)
+    # are read when a reader needs them, never by a page served as stored (decision 0108).
+    return Thread.objects.filter(pk=key).defer("source_numbers")
+
+
+# Every read of a thread by any route starts here (knowledgeweb/ops/prepared.py).
+_THREAD = PreparedQuery(_thread, placeholders={"key": UUID(int=20_261_200)}, prepare={"key": _thread_key})
+
+
 _OWNERS = ReviewQueue.owners.through
 _REVIEWERS = ReviewQueue.reviewers.through
 # Every page of a thread asks this: compiled once, it costs a fraction of building three
@@ -146,9 +156,12 @@ def thread_access(*, user: User | AnonymousUser, thread_id: UUID | str, staff: b
         key = thread_id if isinstance(thread_id, UUID) else UUID(str(thread_id))
     except ValueError as exc:
         raise ThreadNotFound(NOT_FOUND) from exc
-    thread = Thread.objects.filter(pk=key).select_related("owner").first()
-    if thread is None:
+    found = _THREAD.run(key=key)
+    if not found:
         raise ThreadNotFound(NOT_FOUND)
+    thread = found[0]
+    if thread.owner_id == user.pk:
+        thread.owner = user  # the reader is the owner: no query to name them
     queues = thread_queues_for_user(user=user, thread=thread)
     owner = thread.owner_id == user.pk
     led = tuple(q for q in queues if q.lead_id == user.pk)

@@ -2,20 +2,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
+from django.db.models import Model, QuerySet
+
+from knowledgeweb.ops.prepared import PreparedQuery
 from knowledgeweb.threads.models import StoredPage, Thread
 
 
 def stored_page(*, thread: Thread, renderer_version: int, assembly: str) -> StoredPage | None:
     """``thread``'s stored last-window page if it was assembled at the thread's revision (as
     read with ``thread``) by this renderer and this page assembly; else None (one query)."""
-    return StoredPage.objects.filter(
-        thread=thread,
+    found = _STORED.run(
+        thread_id=thread.pk,
         revision=thread.render_revision,
         renderer_version=renderer_version,
         assembly=assembly,
-    ).first()
+    )
+    return found[0] if found else None
+
+
+def _stored(*, thread_id: UUID, revision: int, renderer_version: int, assembly: str) -> QuerySet[StoredPage]:
+    return StoredPage.objects.filter(
+        thread_id=thread_id, revision=revision, renderer_version=renderer_version, assembly=assembly
+    )
+
+
+def _prepared_as(model: type[Model], name: str) -> Callable[[Any, Any], Any]:
+    def prepare(value: Any, connection: Any) -> Any:
+        return model._meta.get_field(name).get_db_prep_value(value, connection)  # type: ignore[union-attr]
+
+    return prepare
+
+
+# Read by every view of a thread's last window (knowledgeweb/ops/prepared.py).
+_STORED = PreparedQuery(
+    _stored,
+    placeholders={
+        "thread_id": UUID(int=20_261_220),
+        "revision": 2_026_122_101,
+        "renderer_version": 2_026_122_102,
+        "assembly": "placeholder-assembly-20261221",
+    },
+    prepare={
+        "thread_id": _prepared_as(Thread, "id"),
+        "revision": _prepared_as(StoredPage, "revision"),
+        "renderer_version": _prepared_as(StoredPage, "renderer_version"),
+    },
+)
 
 
 def stored_page_key(*, thread_id: UUID) -> tuple[int, int, str] | None:
