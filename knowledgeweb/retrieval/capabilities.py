@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from knowledgeweb.bindings.rules import binding_problems
-from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_for_user
+from knowledgeweb.bindings.selectors import binding_credential_is_set, binding_list_enabled_for_user
 from knowledgeweb.providers.registry import provider_is_remote
 from knowledgeweb.retrieval.authorization import binding_refusal
 from knowledgeweb.retrieval.modes import mode_choices, mode_default
@@ -34,7 +34,7 @@ def retrieval_capabilities(*, user: User, agent_name: str) -> list[BindingCapabi
     configuration, unset credential) is left out rather than advertised.
     """
     offered: list[BindingCapability] = []
-    for binding in binding_list_for_user(user=user):
+    for binding in binding_list_enabled_for_user(user=user):
         if binding_problems(**binding.rule_fields()):
             continue
         if provider_is_remote(binding.provider) and not binding_credential_is_set(binding=binding):
