@@ -301,3 +301,11 @@ def sentence_words(text: str) -> frozenset[str]:
             continue
         words.add(stem(token))
     return frozenset(words)
+
+
+def text_caches_clear() -> None:
+    """Forget every memoized split and word set, as a fresh process starts (``bench/render.py``
+    compares re-renders in that state: a cache warm with one thread's sentences but too small
+    for the other's would measure the cache, not the re-render)."""
+    _split_cached.cache_clear()
+    sentence_words.cache_clear()

@@ -81,3 +81,15 @@ def test_both_readers_compare_the_same_stems() -> None:
         {stem("citations"), stem("resolved"), "against", stem("earlier"), stem("messages")}
     )
     assert questions.term("resolves") == questions.term("resolved") == stem("resolve")
+
+
+def test_the_text_caches_can_be_emptied_as_a_fresh_process_starts() -> None:
+    text.excerpt_segments("One sentence here. And another one.")
+    sentence_words("Otters hold hands while sleeping.")
+    assert text._split_cached.cache_info().currsize > 0
+    assert sentence_words.cache_info().currsize > 0
+
+    text.text_caches_clear()
+
+    assert text._split_cached.cache_info().currsize == 0
+    assert sentence_words.cache_info().currsize == 0
