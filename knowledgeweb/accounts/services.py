@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -13,7 +12,7 @@ from django.utils import timezone
 from knowledgeweb.accounts.errors import TokenInvalidError
 from knowledgeweb.accounts.models import ApiToken
 from knowledgeweb.accounts.tokens import VISIBLE_PREFIX_LENGTH, token_digest, token_generate
-from knowledgeweb.ops.prepared import PreparedQuery
+from knowledgeweb.ops.prepared import PreparedQuery, as_field
 
 # Recording every use would turn each API read into a write.
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -39,11 +38,6 @@ def _token_owner(*, digest: str, stale_before: datetime) -> QuerySet[User]:
     )
 
 
-def _as_last_used(value: datetime, connection: Any) -> Any:
-    # Compared with the column as the ORM compares it: adapted by the field itself.
-    return ApiToken._meta.get_field("last_used_at").get_db_prep_value(value, connection, prepared=False)
-
-
 # Every API request asks this; compiled once, it costs a fraction of the queryset's
 # construction (knowledgeweb/ops/prepared.py). Same rows, same single query.
 _TOKEN_OWNER = PreparedQuery(
@@ -52,7 +46,8 @@ _TOKEN_OWNER = PreparedQuery(
         "digest": "placeholder-digest-" + "0" * 45,
         "stale_before": datetime(2001, 2, 3, 4, 5, 6, 789012, tzinfo=UTC),
     },
-    prepare={"stale_before": _as_last_used},
+    # Compared with the column as the ORM compares it: adapted by the field itself.
+    prepare={"stale_before": as_field(ApiToken, "last_used_at")},
 )
 
 

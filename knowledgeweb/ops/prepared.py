@@ -33,6 +33,17 @@ def _as_is(value: Any, connection: Any) -> Any:
     return value
 
 
+def as_field(model: type[Model], name: str) -> Prepare:
+    """A ``prepare`` adapting a value as ``model``'s field ``name`` adapts it for a lookup: a
+    UUID key as SQLite's text, an integer as PostgreSQL's typed one, a datetime as stored."""
+    field = model._meta.get_field(name)
+
+    def prepare(value: Any, connection: Any) -> Any:
+        return field.get_db_prep_value(value, connection, prepared=False)  # type: ignore[union-attr]
+
+    return prepare
+
+
 @dataclass(frozen=True)
 class _Compiled:
     sql: str

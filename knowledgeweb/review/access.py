@@ -14,13 +14,12 @@ when its owner added it (``QueueThread``). The whole answer costs one query afte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from knowledgeweb.ops.prepared import PreparedQuery
+from knowledgeweb.ops.prepared import PreparedQuery, as_field
 from knowledgeweb.review.errors import ReviewForbiddenError
 from knowledgeweb.review.models import QueueThread, ReviewQueue
 from knowledgeweb.threads.errors import ThreadNotFound
@@ -108,10 +107,6 @@ def _queues(
     )
 
 
-def _thread_key(value: UUID, connection: Any) -> Any:
-    return Thread._meta.pk.get_db_prep_value(value, connection)
-
-
 def _thread(*, key: UUID) -> QuerySet[Thread]:
     # The thread's source numbers (one entry per cited source: thousands in a long thread)
     # are read when a reader needs them, never by a page served as stored (decision 0108).
@@ -119,7 +114,9 @@ def _thread(*, key: UUID) -> QuerySet[Thread]:
 
 
 # Every read of a thread by any route starts here (knowledgeweb/ops/prepared.py).
-_THREAD = PreparedQuery(_thread, placeholders={"key": UUID(int=20_261_200)}, prepare={"key": _thread_key})
+_THREAD = PreparedQuery(
+    _thread, placeholders={"key": UUID(int=20_261_200)}, prepare={"key": as_field(Thread, "id")}
+)
 
 
 _OWNERS = ReviewQueue.owners.through
@@ -135,7 +132,7 @@ _QUEUES = PreparedQuery(
         "reviewer_id": -20_261_204,
         "lead_id": -20_261_205,
     },
-    prepare={"thread_id": _thread_key, "added_id": _thread_key},
+    prepare={"thread_id": as_field(Thread, "id"), "added_id": as_field(Thread, "id")},
 )
 
 

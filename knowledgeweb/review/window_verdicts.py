@@ -7,12 +7,11 @@ running it (knowledgeweb/ops/prepared.py).
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from django.db.models import F, QuerySet
 
-from knowledgeweb.ops.prepared import PreparedQuery
+from knowledgeweb.ops.prepared import PreparedQuery, as_field
 from knowledgeweb.review.models import Verdict
 from knowledgeweb.review.selectors import VerdictView
 from knowledgeweb.threads.models import Message, Thread
@@ -50,18 +49,13 @@ def _window_verdicts(*, thread_id: UUID, first: int, last: int) -> QuerySet[Verd
     )
 
 
-def _thread_key(value: UUID, connection: Any) -> Any:
-    return Thread._meta.pk.get_db_prep_value(value, connection)
-
-
-def _seq(value: int, connection: Any) -> Any:
-    # As the lookup adapts it (PostgreSQL's backend sends a typed integer).
-    return Message._meta.get_field("seq").get_db_prep_value(value, connection)
-
-
 _WINDOW_VERDICTS = PreparedQuery(
     _window_verdicts,
     # Seqs are positive integers: a stand-in out of a field's range would be folded away.
     placeholders={"thread_id": UUID(int=20_261_211), "first": 2_026_121_212, "last": 2_026_121_213},
-    prepare={"thread_id": _thread_key, "first": _seq, "last": _seq},
+    prepare={
+        "thread_id": as_field(Thread, "id"),
+        "first": as_field(Message, "seq"),
+        "last": as_field(Message, "seq"),
+    },
 )

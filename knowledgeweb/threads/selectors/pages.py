@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
 from uuid import UUID
 
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 
-from knowledgeweb.ops.prepared import PreparedQuery
+from knowledgeweb.ops.prepared import PreparedQuery, as_field
 from knowledgeweb.threads.models import StoredPage, Thread
 
 
@@ -30,13 +28,6 @@ def _stored(*, thread_id: UUID, revision: int, renderer_version: int, assembly: 
     )
 
 
-def _prepared_as(model: type[Model], name: str) -> Callable[[Any, Any], Any]:
-    def prepare(value: Any, connection: Any) -> Any:
-        return model._meta.get_field(name).get_db_prep_value(value, connection)  # type: ignore[union-attr]
-
-    return prepare
-
-
 # Read by every view of a thread's last window (knowledgeweb/ops/prepared.py).
 _STORED = PreparedQuery(
     _stored,
@@ -47,9 +38,9 @@ _STORED = PreparedQuery(
         "assembly": "placeholder-assembly-20261221",
     },
     prepare={
-        "thread_id": _prepared_as(Thread, "id"),
-        "revision": _prepared_as(StoredPage, "revision"),
-        "renderer_version": _prepared_as(StoredPage, "renderer_version"),
+        "thread_id": as_field(Thread, "id"),
+        "revision": as_field(StoredPage, "revision"),
+        "renderer_version": as_field(StoredPage, "renderer_version"),
     },
 )
 
