@@ -57,6 +57,12 @@ class ThreadAccess:
         return bool(self.led)
 
     @property
+    def sees_all_verdicts(self) -> bool:
+        """Every verdict is shown to this reader (a lead, or anyone who reads without judging);
+        a reviewer sees others' verdicts only on what they judged themselves (blind review)."""
+        return self.leads or not self.reviews
+
+    @property
     def role(self) -> str:
         """``owner``, ``lead``, ``reviewer`` or ``staff``: the strongest reason the user reads it."""
         if self.owner:

@@ -313,7 +313,7 @@ def thread_review(
     if verdicts is None:
         verdicts = thread_verdicts(thread=thread)
     user_id = access.user_id
-    sees_all = access.leads or not access.reviews
+    sees_all = access.sees_all_verdicts
     by_item: dict[tuple[UUID, str, int], list[VerdictView]] = {}
     for verdict in verdicts:
         by_item.setdefault((verdict.message_id, verdict.kind, verdict.position), []).append(verdict)

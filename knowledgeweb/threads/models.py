@@ -42,6 +42,10 @@ class Thread(models.Model):
     # import, a re-render), in the same transaction: a ``StoredPage`` is served only while it
     # was assembled at the thread's current revision.
     render_revision = models.PositiveBigIntegerField(default=0, editable=False)
+    # Raised with every verdict written or deleted on the thread (``threads.services.pages``,
+    # from the review app's signals): 0 means the thread was never judged, and a page reads
+    # no verdicts; a stored page's overlay of every verdict is served only at this revision.
+    verdict_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-created_at"]
@@ -280,6 +284,10 @@ class StoredPage(models.Model):
     uncited_html = models.TextField()
     #: The small rest (window numbers, seqs, turns, each message's place in ``items``, counts).
     meta = models.JSONField()
+    #: ``items`` with every verdict laid over it, as a reader who sees all of them (the owner,
+    #: a lead, staff) sees it, made at ``judged_revision`` of the thread's verdicts (0: none).
+    judged_items = models.TextField(blank=True, default="")
+    judged_revision = models.PositiveBigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"window {self.window} of {self.thread_id} at revision {self.revision}"

@@ -39,3 +39,8 @@ def forget_message_cache(sender: type[Message], instance: Message, **kwargs: Any
 #: page's assembly). Keyword argument: ``thread_id``. The page assembly stores the thread's last
 #: window from it (``web.rendering.stored``); a receiver's failure must never undo the write.
 thread_rendered = Signal()
+
+#: Sent inside the transaction of every verdict written or deleted on the thread, once its
+#: ``verdict_revision`` is raised (``threads.services.pages.verdicts_changed``). Keyword
+#: argument: ``thread_id``. The page assembly lays every verdict over the stored page from it.
+thread_judged = Signal()

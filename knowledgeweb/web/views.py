@@ -18,9 +18,8 @@ from knowledgeweb.review.access import thread_get_for_writer
 from knowledgeweb.review.errors import ReviewForbiddenError, VerdictsPresentError
 from knowledgeweb.review.listing import FILTERS as REVIEW_FILTERS
 from knowledgeweb.review.listing import review_filter_thread_ids, review_states
-from knowledgeweb.review.selectors import judged_items, thread_review, thread_verdict_count
+from knowledgeweb.review.selectors import thread_verdict_count
 from knowledgeweb.review.services import thread_delete_counted
-from knowledgeweb.review.window_verdicts import window_verdicts
 from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import Thread
 from knowledgeweb.threads.selectors import (
@@ -31,7 +30,7 @@ from knowledgeweb.threads.selectors import (
 )
 from knowledgeweb.threads.windowing import message_hits_html
 from knowledgeweb.web.compose import follow_up_form
-from knowledgeweb.web.rendering.review import with_verdict_chips
+from knowledgeweb.web.rendering.review import page_verdicts
 from knowledgeweb.web.rendering.stored import served_page
 from knowledgeweb.web.rendering.thread import hit_numbers
 from knowledgeweb.web.review import read_access
@@ -119,13 +118,7 @@ def thread_detail(request: HttpRequest, thread_id: UUID) -> HttpResponse:
         page = served_page(thread, _window_number(request.GET.get("window")))
     except ThreadNotFound as exc:
         raise Http404(str(exc)) from exc
-    # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
-    verdicts = window_verdicts(thread=thread, seqs=(page.first_seq, page.last_seq))
-    if verdicts:  # laid over the page; a page without verdicts reads nothing more
-        items = judged_items(verdicts=verdicts)
-        page = with_verdict_chips(
-            page, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
-        )
+    page = page_verdicts(page, access)
     context = {
         "thread": thread,
         "page": page,

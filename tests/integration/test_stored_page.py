@@ -7,6 +7,7 @@ must never lose the write.
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import re
@@ -156,7 +157,7 @@ def test_a_page_that_cannot_be_stored_never_loses_the_write(
         raise RuntimeError("assembly failed")
 
     monkeypatch.setattr(stored, "window_page", broken)
-    with caplog.at_level(logging.ERROR, logger="knowledgeweb.web.rendering.stored"):
+    with caplog.at_level(logging.ERROR, logger="knowledgeweb.web.rendering.receivers"):
         message_append(thread=thread, type="human", content="Still written?")
 
     assert Message.objects.filter(thread=thread, content="Still written?").exists()
@@ -174,3 +175,80 @@ def test_an_empty_thread_stores_no_page_and_its_view_says_so(owner: User) -> Non
 
     assert not StoredPage.objects.filter(thread=thread).exists()
     assert "This thread has no messages yet." in _page(logged_in(owner), thread)
+
+
+def _verdict_reads(client: Client, thread: Thread) -> tuple[str, list[str]]:
+    with CaptureQueriesContext(connection) as queries:
+        served = _page(client, thread)
+    return served, [q["sql"] for q in queries if "review_verdict" in q["sql"]]
+
+
+def test_a_thread_never_judged_reads_no_verdicts(owner: User) -> None:
+    thread = cited_thread(owner)
+    assert Thread.objects.get(pk=thread.pk).verdict_revision == 0
+
+    _, reads = _verdict_reads(logged_in(owner), thread)
+
+    assert reads == []
+
+
+def test_readers_who_see_every_verdict_are_served_the_stored_overlay_and_reviewers_their_own(
+    owner: User,
+) -> None:
+    first, second = (User.objects.create_user(n, password=f"pw-{n}-1") for n in ("first", "second"))
+    lead = User.objects.create_user("lead", password="pw-lead-1")
+    thread = cited_thread(owner, citations=3)
+    queue_for([owner], [first, second], lead=lead)
+    judge(thread, first, "supports")
+    judge(thread, second, ["does_not_support", "supports", "supports"])
+    revision = Thread.objects.get(pk=thread.pk).verdict_revision
+    assert revision == 8  # each of the 8 verdicts raised it
+    assert StoredPage.objects.get(thread=thread).judged_revision == revision
+
+    for reader in (owner, lead):
+        client = logged_in(reader)
+        served, reads = _verdict_reads(client, thread)
+        assert reads == []  # the overlay was laid when the verdicts were written
+        assert served.count('class="verdict-chip ') == 8
+        # The same page as the chips laid per view.
+        StoredPage.objects.filter(thread=thread).update(judged_revision=0)
+        laid, reads = _verdict_reads(client, thread)
+        StoredPage.objects.filter(thread=thread).update(judged_revision=revision)
+        assert reads
+        assert laid == served
+
+    # A reviewer who has not judged sees nobody's verdicts; one who has sees the others' too.
+    third = User.objects.create_user("third", password="pw-third-1")
+    queue_for([owner], [third], name="Another")
+    assert 'class="verdict-chip ' not in _page(logged_in(third), thread)
+    assert _page(logged_in(first), thread).count('class="verdict-chip ') == 8
+
+
+def test_a_verdict_deleted_by_any_path_is_never_shown_from_a_stored_overlay(owner: User) -> None:
+    reviewer = User.objects.create_user("reviewer", password="pw-reviewer-1")
+    thread = cited_thread(owner)
+    queue_for([owner], [reviewer])
+    judge(thread, reviewer, "does_not_support")
+    client = logged_in(owner)
+    assert 'data-verdict="does_not_support"' in _page(client, thread)
+
+    reviewer.delete()  # the admin removes the reviewer: their verdicts go with them
+
+    assert 'data-verdict="does_not_support"' not in _page(client, thread)
+
+
+def test_threads_judged_before_verdict_revisions_start_at_one(owner: User) -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("knowledgeweb.review.migrations.0003_verdict_revisions")
+    reviewer = User.objects.create_user("reviewer", password="pw-reviewer-1")
+    judged, untouched = cited_thread(owner, title="Judged"), cited_thread(owner, title="Not judged")
+    queue_for([owner], [reviewer])
+    judge(judged, reviewer, "supports")
+    Thread.objects.update(verdict_revision=0)
+
+    migration.judged_threads_have_a_revision(apps, None)
+
+    assert Thread.objects.get(pk=judged.pk).verdict_revision == 1
+    assert Thread.objects.get(pk=untouched.pk).verdict_revision == 0
+    assert 'data-verdict="supports"' in _page(logged_in(owner), judged)

@@ -22,7 +22,7 @@ from knowledgeweb.threads.models import MessageRender, StoredPage, Thread, Threa
 from knowledgeweb.threads.services import message_append, thread_create
 from knowledgeweb.threads.services.renders import thread_rerender
 from knowledgeweb.threads.windows import WINDOW_BYTES, WINDOW_MESSAGES
-from knowledgeweb.web import views
+from knowledgeweb.web.rendering import review as review_rendering
 from tests.long_threads import NOWHERE, long_thread
 from tests.review_queues import queue_for
 from tests.searches import hit_handles, record_search
@@ -344,7 +344,7 @@ def test_a_window_lays_only_its_own_verdicts_over_itself_in_the_same_queries(
         read.append(len(verdicts))
         return verdicts
 
-    monkeypatch.setattr(views, "window_verdicts", counted)
+    monkeypatch.setattr(review_rendering, "window_verdicts", counted)
     # Both windows assembled per view (the last one's stored page set aside, then compared).
     built_by = StoredPage.objects.get(thread=thread).assembly
     StoredPage.objects.filter(thread=thread).update(assembly="an older build")

@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString
 
 from knowledgeweb.knowledge import Evidence
 from knowledgeweb.knowledge.passages import excerpt_segments
+from knowledgeweb.review.access import ThreadAccess
 from knowledgeweb.review.models import ItemKind
 from knowledgeweb.review.reading import ItemEvidence
 from knowledgeweb.review.selectors import (
@@ -28,7 +29,10 @@ from knowledgeweb.review.selectors import (
     ReviewItem,
     ThreadReview,
     VerdictView,
+    judged_items,
+    thread_review,
 )
+from knowledgeweb.review.window_verdicts import window_verdicts
 from knowledgeweb.web.rendering.stored import WindowPage
 
 # A resolved hook's opening tag names its anchor; the hook ends at the first </a> (its
@@ -179,3 +183,31 @@ def _passage(source: Evidence | None, passage: Sequence[int], *, only: bool) -> 
         text = escape(segment.text)
         pieces.append(f'<mark class="passage-mark">{text}</mark>' if hit else text)
     return SafeString(" ".join(pieces) if only else "".join(pieces))
+
+
+def page_verdicts(page: WindowPage, access: ThreadAccess) -> WindowPage:
+    """``page`` with the verdicts ``access``'s reader may see laid over it. A thread never
+    judged reads nothing; a reader who sees every verdict is served the stored page's overlay
+    when it was made at the thread's verdict revision (one column read); anyone else's chips
+    are laid over per view (decision 0110)."""
+    thread = access.thread
+    if not thread.verdict_revision:
+        return page
+    row = page.stored
+    if row is not None and access.sees_all_verdicts and row.judged_revision == thread.verdict_revision:
+        # Made from this stored page and every verdict at this revision (web.rendering.receivers).
+        return replace(page, items=SafeString(row.judged_items))
+    return overlaid(page, access)
+
+
+def overlaid(page: WindowPage, access: ThreadAccess) -> WindowPage:
+    """``page`` with the window's verdicts ``access``'s reader may see laid over it (two
+    queries, or one when the window holds none)."""
+    # Only the window's verdicts: a page costs what it shows, however much of the thread was judged.
+    verdicts = window_verdicts(thread=access.thread, seqs=(page.first_seq, page.last_seq))
+    if not verdicts:
+        return page
+    items = judged_items(verdicts=verdicts)
+    return with_verdict_chips(
+        page, thread_review(access=access, items=items, verdicts=verdicts, only_judged=True)
+    )

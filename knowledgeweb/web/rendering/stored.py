@@ -2,8 +2,8 @@
 write that made the thread's last window stored it, else assembled from the stored renders.
 
 Every write that changes what a page shows raises the thread's revision and sends
-``thread_rendered`` inside its transaction; ``store_last_window`` answers it by assembling the
-last window, exactly as a view would (``window_page``), and storing it (``StoredPage``). A view
+``thread_rendered`` inside its transaction; ``web.rendering.receivers`` answers it by assembling
+the last window, exactly as a view would (``window_page``), and storing it (``StoredPage``). A view
 of the last window then reads one row instead of assembling the window (about ten queries and
 the numbering of every citation): it is served only while the thread's revision, the renderer
 and this page assembly's code are those it was made with, so a stale page is never shown, only
@@ -15,25 +15,18 @@ chips, controls, forms) is laid over the page afterwards, never stored with it
 from __future__ import annotations
 
 import hashlib
-import logging
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
-from django.db import transaction
 from django.utils.safestring import SafeString
 
-from knowledgeweb.threads.errors import ThreadNotFound
 from knowledgeweb.threads.models import StoredPage, Thread
 from knowledgeweb.threads.rendering import version
-from knowledgeweb.threads.selectors.pages import stored_page, stored_page_key
-from knowledgeweb.threads.services.pages import page_store
+from knowledgeweb.threads.selectors.pages import stored_page
 from knowledgeweb.threads.windowing import ThreadWindow, thread_window, window_questions
 from knowledgeweb.web.outline import OUTLINE_MIN_TURNS, Turn, turn_outline
 from knowledgeweb.web.rendering.window import render_window
-
-logger = logging.getLogger(__name__)
 
 #: The package whose code assembles a page (this file is knowledgeweb/web/rendering/stored.py).
 _PACKAGE = Path(__file__).resolve().parents[2]
@@ -62,6 +55,8 @@ class WindowPage:
     #: The walk's stops on this window, and the anchor of the first.
     issue_count: int
     first_issue: str
+    #: The stored page this was read from (None when assembled per view).
+    stored: StoredPage | None = None
 
     @property
     def outline_shown(self) -> bool:
@@ -107,56 +102,12 @@ def served_page(thread: Thread, number: int | None) -> WindowPage:
     ``ThreadNotFound``."""
     row = stored_page(thread=thread, renderer_version=version.RENDERER_VERSION, assembly=assembly_digest())
     if row is not None and number in (None, row.window):
-        return _from_row(row)
+        return page_of(row)
     return window_page(thread, thread_window(thread=thread, number=number))
 
 
-def store_last_window(sender: object, *, thread_id: Any, **kwargs: Any) -> None:
-    """``thread_rendered``'s receiver: store the thread's last window page, unless the stored
-    one is already current. Its own savepoint: a failure here is logged and never undoes the
-    write that sent it (the page is then assembled per view)."""
-    try:
-        with transaction.atomic():
-            _store(thread_id)
-    except Exception:  # any failure: the write stands, the page is assembled per view instead
-        logger.exception("The page of thread %s was not stored; it is assembled per view.", thread_id)
-
-
-def _store(thread_id: Any) -> None:
-    # Read again here: the revision and numbers this write left, under its lock.
-    thread = Thread.objects.filter(pk=thread_id).first()
-    if thread is None:
-        return
-    key = (thread.render_revision, version.RENDERER_VERSION, assembly_digest())
-    if stored_page_key(thread_id=thread.pk) == key:
-        return
-    try:
-        page = window_page(thread, thread_window(thread=thread))
-    except ThreadNotFound:
-        return
-    page_store(
-        thread_id=thread.pk,
-        revision=key[0],
-        renderer_version=key[1],
-        assembly=key[2],
-        window=page.number,
-        items=str(page.items),
-        cited_html=str(page.cited_html),
-        uncited_html=str(page.uncited_html),
-        meta={
-            "last": page.last,
-            "previous_issues": page.previous_issues,
-            "next_issues": page.next_issues,
-            "seqs": [page.first_seq, page.last_seq],
-            "places": [list(place) for place in page.places],
-            "turns": [[t.number, t.anchor, t.heading] for t in page.turns],
-            "counts": [page.cited_count, page.uncited_count, page.issue_count],
-            "first_issue": page.first_issue,
-        },
-    )
-
-
-def _from_row(row: StoredPage) -> WindowPage:
+def page_of(row: StoredPage) -> WindowPage:
+    """The page a stored row holds (without any verdict laid over it)."""
     meta = row.meta
     cited, uncited, issues = meta["counts"]
     # Stored by ``_store`` from an assembled page: sanitized message HTML and escaped entries.
@@ -176,6 +127,7 @@ def _from_row(row: StoredPage) -> WindowPage:
         uncited_count=uncited,
         issue_count=issues,
         first_issue=meta["first_issue"],
+        stored=row,
     )
 
 
