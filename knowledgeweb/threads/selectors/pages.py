@@ -23,10 +23,11 @@ def stored_page(*, thread: Thread, renderer_version: int, assembly: str) -> Stor
 
 
 def _stored(*, thread_id: UUID, revision: int, renderer_version: int, assembly: str) -> QuerySet[StoredPage]:
-    # The overlay of every verdict is read only by a reader it is for (a second, small query).
+    # The overlay of every verdict comes with the page (empty for a thread never judged):
+    # reading it later would cost its readers a second query.
     return StoredPage.objects.filter(
         thread_id=thread_id, revision=revision, renderer_version=renderer_version, assembly=assembly
-    ).defer("judged_items")
+    )
 
 
 # Read by every view of a thread's last window (knowledgeweb/ops/prepared.py).
