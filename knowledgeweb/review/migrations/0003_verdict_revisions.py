@@ -16,7 +16,7 @@ def judged_threads_have_a_revision(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     dependencies = [
         ("review", "0002_reservation_slots"),
-        ("threads", "0013_stored_page"),
+        ("threads", "0014_verdict_revision"),
     ]
 
     operations = [migrations.RunPython(judged_threads_have_a_revision, migrations.RunPython.noop)]
