@@ -4,25 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('threads', '0013_stored_page'),
+        ("threads", "0013_stored_page"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='storedpage',
-            name='judged_items',
-            field=models.TextField(blank=True, default=''),
+            model_name="storedpage",
+            name="judged_items",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='storedpage',
-            name='judged_revision',
+            model_name="storedpage",
+            name="judged_revision",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='thread',
-            name='verdict_revision',
+            model_name="thread",
+            name="verdict_revision",
             field=models.PositiveBigIntegerField(default=0, editable=False),
         ),
     ]
