@@ -75,16 +75,7 @@ def _store(thread_id: Any) -> None:
         items=str(page.items),
         cited_html=str(page.cited_html),
         uncited_html=str(page.uncited_html),
-        meta={
-            "last": page.last,
-            "previous_issues": page.previous_issues,
-            "next_issues": page.next_issues,
-            "seqs": [page.first_seq, page.last_seq],
-            "places": [list(place) for place in page.places],
-            "turns": [[t.number, t.anchor, t.heading] for t in page.turns],
-            "counts": [page.cited_count, page.uncited_count, page.issue_count],
-            "first_issue": page.first_issue,
-        },
+        meta=stored.page_meta(page),
         judged_items=str(judged),
         judged_revision=thread.verdict_revision,
     )

@@ -18,6 +18,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from django.utils.safestring import SafeString
 
@@ -104,6 +105,20 @@ def served_page(thread: Thread, number: int | None) -> WindowPage:
     if row is not None and number in (None, row.window):
         return page_of(row)
     return window_page(thread, thread_window(thread=thread, number=number))
+
+
+def page_meta(page: WindowPage) -> dict[str, Any]:
+    """What a stored row keeps of ``page`` besides its HTML: the format ``page_of`` reads."""
+    return {
+        "last": page.last,
+        "previous_issues": page.previous_issues,
+        "next_issues": page.next_issues,
+        "seqs": [page.first_seq, page.last_seq],
+        "places": [list(place) for place in page.places],
+        "turns": [[t.number, t.anchor, t.heading] for t in page.turns],
+        "counts": [page.cited_count, page.uncited_count, page.issue_count],
+        "first_issue": page.first_issue,
+    }
 
 
 def page_of(row: StoredPage) -> WindowPage:
