@@ -234,6 +234,9 @@ def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return _error(request, exc.status_code, str(exc))
 
 
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
 @api.exception_handler(ValidationError)
 def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     # A value that fails every branch of a union reports once per branch; our own
@@ -243,6 +246,9 @@ def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     detail = "Invalid request: " + "; ".join(problems[:5])
     if len(problems) > 5:
         detail += f" (and {len(problems) - 5} more)"
+    # Pydantic quotes what it could not parse ("found `\x00` at 0"): never echo a NUL, a
+    # control character or a lone surrogate into a message, as the text of its escape instead.
+    detail = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", detail)
     return _error(request, 422, detail, errors=json.loads(json.dumps(exc.errors, default=str)))
 
 

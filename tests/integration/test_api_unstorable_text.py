@@ -352,3 +352,15 @@ def test_an_ignored_key_holding_a_nul_is_refused_too(api_client: Client, thread:
         "which cannot be stored"
     )
     assert rows() == before
+
+
+def test_a_nul_in_a_uuid_field_is_refused_without_echoing_it(api_client: Any) -> None:
+    response = api_client.post(
+        "/api/knowledge/search",
+        json.dumps({"tool": "knowledge_search", "query": "q", "thread_id": "\x00"}),
+        content_type="application/json",
+    )
+    answer = response.json()
+    assert (response.status_code, answer["code"]) == (422, "invalid_request")
+    assert "\x00" not in answer["detail"]
+    assert "\\u0000" in answer["detail"]
